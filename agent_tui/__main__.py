@@ -1,0 +1,4 @@
+from agent_tui.cli import main
+import sys
+
+sys.exit(main())

@@ -1,0 +1,221 @@
+"""The bus vocabulary: every event the loop, the executor and the session publish.
+
+Event names are a contract (DESIGN §2): `stream-json` prints them with `"type"`,
+the transcript store persists them and the TUI bridge turns them into Textual
+messages.  Each event is a frozen dataclass whose `to_dict()` is JSON-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Event:
+    type: ClassVar[str] = "event"
+    # Set on events of a subagent: the id of the parent's Agent tool_use.
+    parent_tool_use_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            if f.metadata.get("transient"):
+                continue
+            value = getattr(self, f.name)
+            if f.name == "parent_tool_use_id" and value is None:
+                continue
+            data[f.name] = value
+        return data
+
+
+def _transient() -> Any:
+    """A field carried in-process only (futures), left out of `to_dict()`."""
+    return field(default=None, metadata={"transient": True}, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionStarted(Event):
+    type: ClassVar[str] = "session_started"
+    session_id: str
+    model: str
+    cwd: str
+    permission_mode: str
+    tools: list[str]
+    offline: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UserMessage(Event):
+    type: ClassVar[str] = "user_message"
+    text: str
+    queued: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestStarted(Event):
+    type: ClassVar[str] = "request_started"
+    turn: int
+    model: str
+    max_tokens: int
+    attempt: int = 1
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextDelta(Event):
+    type: ClassVar[str] = "text_delta"
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ThinkingDelta(Event):
+    type: ClassVar[str] = "thinking_delta"
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BlockCompleted(Event):
+    type: ClassVar[str] = "block_completed"
+    index: int
+    block: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolQueued(Event):
+    type: ClassVar[str] = "tool_queued"
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    summary: str
+    concurrency_safe: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolStarted(Event):
+    type: ClassVar[str] = "tool_started"
+    tool_use_id: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolProgress(Event):
+    type: ClassVar[str] = "tool_progress"
+    tool_use_id: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolFinished(Event):
+    type: ClassVar[str] = "tool_finished"
+    tool_use_id: str
+    name: str
+    is_error: bool
+    preview: str
+    duration: float
+    # "done" | "error" | "cancelled" | "rejected"
+    status: str = "done"
+    # Richer data for front ends: full output, unified diff, line counts.
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionRequested(Event):
+    """A tool call waits for a person.  The front end resolves `future` with a
+    `PermissionAnswer`; the loop never knows which front end answered."""
+
+    type: ClassVar[str] = "permission_requested"
+    tool_use_id: str
+    tool_name: str
+    input: dict[str, Any]
+    message: str
+    danger: str | None = None
+    suggested_rule: str | None = None
+    diff: str | None = None
+    future: asyncio.Future[Any] | None = _transient()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionResolved(Event):
+    type: ClassVar[str] = "permission_resolved"
+    tool_use_id: str
+    tool_name: str
+    # "allow" | "deny"
+    behavior: str
+    remember: bool = False
+    rule: str | None = None
+    feedback: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage(Event):
+    type: ClassVar[str] = "usage"
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    context_tokens: int
+    context_window: int
+    auto_compact_threshold: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Notice(Event):
+    type: ClassVar[str] = "notice"
+    # "retry" | "fallback" | "escalation" | "compaction" | "hook" | "error" | "info"
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Compaction(Event):
+    type: ClassVar[str] = "compaction"
+    tokens_before: int
+    tokens_after: int
+    trigger: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Interrupted(Event):
+    type: ClassVar[str] = "interrupted"
+    # "streaming" | "tools"
+    during: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryFinished(Event):
+    type: ClassVar[str] = "query_finished"
+    terminal_reason: str
+    turns: int
+    usage: dict[str, int]
+    result: str
+    is_error: bool = False
+    error: str | None = None
+    duration_ms: int = 0
+
+
+ALL_EVENTS: tuple[type[Event], ...] = (
+    SessionStarted,
+    UserMessage,
+    RequestStarted,
+    TextDelta,
+    ThinkingDelta,
+    BlockCompleted,
+    ToolQueued,
+    ToolStarted,
+    ToolProgress,
+    ToolFinished,
+    PermissionRequested,
+    PermissionResolved,
+    Usage,
+    Notice,
+    Compaction,
+    Interrupted,
+    QueryFinished,
+)
+
+# Events a slow subscriber may receive merged; every other event is delivered as published.
+COALESCIBLE = (TextDelta, ThinkingDelta)

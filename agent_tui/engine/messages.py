@@ -1,0 +1,218 @@
+"""Messages and content blocks in the Messages API's own shape (plain dicts).
+
+History is a list of `{"role": ..., "content": [block, ...]}` dicts, so it is
+JSON-serialisable as is and goes to the API without conversion.  This module
+owns the history invariants of DESIGN §3: `check_history` states them,
+`ensure_tool_result_pairing` repairs a broken history as the last line of
+defence, and `normalize_for_api` prepares a history for a request.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+Message = dict[str, Any]
+Block = dict[str, Any]
+
+MISSING_RESULT = "[Tool result missing due to internal error]"
+INTERRUPTED_MESSAGE = "[Request interrupted by user]"
+INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
+REJECT_MESSAGE = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected "
+    "(eg. if it was a file edit, the new_string was NOT written to the file). "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
+# Keys the engine keeps on blocks for itself; never sent to the API.
+_PRIVATE_KEYS = ("_partial", "_parse_error", "_raw_input")
+
+
+def text_block(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+def user_message(content: str | list[Block]) -> Message:
+    if isinstance(content, str):
+        content = [text_block(content)]
+    return {"role": "user", "content": content}
+
+
+def assistant_message(content: list[Block]) -> Message:
+    return {"role": "assistant", "content": content}
+
+
+def tool_result_block(tool_use_id: str, content: str | list[Block], is_error: bool = False) -> Block:
+    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def blocks(message: Message) -> list[Block]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [text_block(content)]
+    return list(content or [])
+
+
+def tool_uses(message: Message) -> list[Block]:
+    return [b for b in blocks(message) if b.get("type") == "tool_use"]
+
+
+def text_of(message: Message) -> str:
+    return "".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
+
+
+def _merged(messages: list[Message]) -> list[Message]:
+    """Consecutive messages of one role joined, as the API reads them."""
+    out: list[Message] = []
+    for m in messages:
+        if out and out[-1]["role"] == m["role"]:
+            out[-1] = {"role": m["role"], "content": blocks(out[-1]) + blocks(m)}
+        else:
+            out.append({"role": m["role"], "content": blocks(m)})
+    return out
+
+
+def check_history(messages: list[Message]) -> list[str]:
+    """Every way `messages` breaks the invariants of DESIGN §3; empty when valid.
+
+    1. After merging, roles alternate and the first message is the user's.
+    2. Each tool_use id has exactly one tool_result in the next user message,
+       and every tool_result answers a tool_use of the message before it.
+    3. (Signatures are checked by comparing histories, not here.)
+    """
+    problems: list[str] = []
+    merged = _merged(messages)
+    if not merged:
+        return problems
+    if merged[0]["role"] != "user":
+        problems.append("first message is not from the user")
+    for i, m in enumerate(merged):
+        if m["role"] not in ("user", "assistant"):
+            problems.append(f"message {i} has role {m['role']!r}")
+        if not m["content"]:
+            problems.append(f"message {i} ({m['role']}) is empty")
+    seen_ids: set[str] = set()
+    for i, m in enumerate(merged):
+        if m["role"] == "assistant":
+            ids = [b.get("id") for b in m["content"] if b.get("type") == "tool_use"]
+            for tid in ids:
+                if tid in seen_ids:
+                    problems.append(f"tool_use id {tid} appears twice")
+                seen_ids.add(tid)
+            nxt = merged[i + 1] if i + 1 < len(merged) else None
+            if ids and nxt is None:
+                # A history may end on an assistant turn with tools still to run only
+                # mid-turn; a stored or sent history must not.
+                problems.append(f"message {i}: tool_use {ids} has no following user message")
+                continue
+            results = (
+                [b.get("tool_use_id") for b in nxt["content"] if b.get("type") == "tool_result"]
+                if nxt is not None
+                else []
+            )
+            for tid in ids:
+                n = results.count(tid)
+                if n == 0:
+                    problems.append(f"message {i}: tool_use {tid} has no tool_result")
+                elif n > 1:
+                    problems.append(f"message {i}: tool_use {tid} has {n} tool_results")
+            for rid in results:
+                if rid not in ids:
+                    problems.append(f"message {i + 1}: tool_result {rid} answers no tool_use")
+        elif m["role"] == "user":
+            prev = merged[i - 1] if i > 0 else None
+            if prev is None or prev["role"] != "assistant":
+                for b in m["content"]:
+                    if b.get("type") == "tool_result":
+                        problems.append(
+                            f"message {i}: tool_result {b.get('tool_use_id')} answers no tool_use"
+                        )
+    return problems
+
+
+def ensure_tool_result_pairing(messages: list[Message]) -> list[Message]:
+    """Repair a history so that every tool_use has exactly one tool_result.
+
+    Missing results become `is_error` results; orphan and duplicate results are
+    dropped; a user message left empty is dropped.  Returns a new list.
+    """
+    merged = _merged(messages)
+    out: list[Message] = []
+    i = 0
+    while i < len(merged):
+        m = merged[i]
+        if m["role"] == "assistant":
+            content = [b for b in m["content"] if not b.get("_partial")]
+            if not content:
+                i += 1
+                continue
+            out.append({"role": "assistant", "content": content})
+            ids = [b["id"] for b in content if b.get("type") == "tool_use"]
+            nxt = merged[i + 1] if i + 1 < len(merged) and merged[i + 1]["role"] == "user" else None
+            rest = nxt["content"] if nxt is not None else []
+            by_id: dict[str, Block] = {}
+            others: list[Block] = []
+            for b in rest:
+                if b.get("type") == "tool_result":
+                    if b.get("tool_use_id") in ids and b["tool_use_id"] not in by_id:
+                        by_id[b["tool_use_id"]] = b
+                else:
+                    others.append(b)
+            if ids or nxt is not None:
+                results = [
+                    by_id.get(tid) or tool_result_block(tid, MISSING_RESULT, is_error=True) for tid in ids
+                ]
+                new_content = results + others
+                if new_content:
+                    out.append({"role": "user", "content": new_content})
+            i += 2 if nxt is not None else 1
+        else:
+            content = [b for b in m["content"] if b.get("type") != "tool_result"]
+            if content:
+                out.append({"role": "user", "content": content})
+            i += 1
+    # Consecutive user messages can appear after dropping an empty assistant turn.
+    return _merged(out)
+
+
+def strip_private(block: Block) -> Block:
+    if any(k in block for k in _PRIVATE_KEYS):
+        return {k: v for k, v in block.items() if k not in _PRIVATE_KEYS}
+    return block
+
+
+def normalize_for_api(messages: list[Message]) -> list[Message]:
+    """The history as a request carries it: roles merged, engine-private keys and
+    empty text blocks removed, tool pairing guaranteed.  Input is not mutated."""
+    cleaned: list[Message] = []
+    for m in messages:
+        content = []
+        for b in blocks(m):
+            if b.get("type") == "text" and not b.get("text"):
+                continue
+            content.append(strip_private(b))
+        if content:
+            cleaned.append({"role": m["role"], "content": content})
+    if check_history(cleaned):
+        cleaned = ensure_tool_result_pairing(cleaned)
+    # A trailing assistant message would be read as a prefill; the loop never sends one.
+    return cleaned
+
+
+def strip_thinking_signatures(messages: list[Message]) -> list[Message]:
+    """Drop thinking blocks (their signatures are bound to the model that made them)."""
+    out = []
+    for m in messages:
+        if m["role"] != "assistant":
+            out.append(m)
+            continue
+        content = [b for b in blocks(m) if b.get("type") not in ("thinking", "redacted_thinking")]
+        if content:
+            out.append({"role": "assistant", "content": content})
+    return _merged(out)
+
+
+def deep_copy(messages: list[Message]) -> list[Message]:
+    return copy.deepcopy(messages)

@@ -1,0 +1,115 @@
+"""Print mode (`-p`): one prompt, no UI, Claude Code compatible output.
+
+`text` prints the final answer; `json` prints one result object; `stream-json`
+prints every bus event as a JSON line, then the result object.  Print mode
+never prompts: an undecided permission is denied and listed in
+`permission_denials`.  SIGINT aborts the turn cleanly and exits 130.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import time
+from typing import Any, TextIO
+
+from .engine import events as ev
+from .engine.query import Terminal, TerminalReason
+from .engine.session import Session
+
+_SUBTYPES = {
+    TerminalReason.COMPLETED: "success",
+    TerminalReason.MAX_TURNS: "error_max_turns",
+}
+
+
+def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dict[str, Any]:
+    return {
+        "type": "result",
+        "subtype": _SUBTYPES.get(terminal.reason, "error_during_execution"),
+        "is_error": terminal.is_error,
+        "result": terminal.result or (terminal.error or "" if terminal.is_error else ""),
+        "num_turns": terminal.turns,
+        "duration_ms": duration_ms,
+        "usage": {
+            "input_tokens": terminal.usage.get("input_tokens", 0),
+            "output_tokens": terminal.usage.get("output_tokens", 0),
+            "cache_read_input_tokens": terminal.usage.get("cache_read_input_tokens", 0),
+            "cache_creation_input_tokens": terminal.usage.get("cache_creation_input_tokens", 0),
+        },
+        "session_id": session.session_id,
+        "model": getattr(session.model, "label", session.model.name),
+        "terminal_reason": terminal.reason.value,
+        "error": terminal.error,
+        "permission_denials": [d.to_dict() for d in session.permission_denials],
+    }
+
+
+async def run_print(session: Session, prompt: str, output_format: str = "text", out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    started = time.monotonic()
+    if output_format == "stream-json":
+        write = out.write
+
+        def print_event(event: ev.Event) -> None:
+            write(json.dumps(event.to_dict(), ensure_ascii=False))
+            write("\n")
+
+        session.bus.add_listener(print_event)
+    elif output_format == "text":
+        notices: list[str] = []
+
+        def collect(event: ev.Event) -> None:
+            if isinstance(event, ev.Notice) and event.kind in ("retry", "fallback"):
+                print(f"agent-tui: {event.message}", file=sys.stderr)
+            elif isinstance(event, ev.Notice) and event.kind == "error":
+                notices.append(event.message)
+
+        session.bus.add_listener(collect)
+
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        session.abort()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError):
+        pass
+    try:
+        terminal = await session.submit(prompt)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+    duration_ms = int((time.monotonic() - started) * 1000)
+    result = result_object(session, terminal, duration_ms)
+
+    if output_format in ("json", "stream-json"):
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    else:
+        if terminal.result:
+            out.write(terminal.result.rstrip("\n") + "\n")
+        if terminal.error and terminal.reason not in (
+            TerminalReason.ABORTED_STREAMING,
+            TerminalReason.ABORTED_TOOLS,
+        ):
+            print(f"agent-tui: {terminal.error}", file=sys.stderr)
+        if terminal.reason in (TerminalReason.ABORTED_STREAMING, TerminalReason.ABORTED_TOOLS):
+            print("agent-tui: interrupted", file=sys.stderr)
+        if session.permission_denials:
+            names = ", ".join(sorted({d.tool_name for d in session.permission_denials}))
+            print(
+                f"agent-tui: permission denied for {names} (allow with --allowedTools or --permission-mode)",
+                file=sys.stderr,
+            )
+    out.flush()
+    if interrupted or terminal.reason in (TerminalReason.ABORTED_STREAMING, TerminalReason.ABORTED_TOOLS):
+        return 130
+    return 1 if terminal.is_error else 0

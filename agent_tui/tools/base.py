@@ -1,0 +1,176 @@
+"""The Tool protocol every tool implements, and the values tools exchange with the executor.
+
+A tool is a plain object with Claude Code's name and input schema.  The
+executor calls, in order: `validate_input` (schema, then the tool's own
+`validate`), the permission policy, then `call`, an async generator that
+yields `Progress` and finally one `ToolResult`.  `is_read_only` and
+`is_concurrency_safe` default to False: a tool must opt in to running in
+parallel (fail closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(slots=True)
+class Progress:
+    """A line of live output from a running tool (shown in the UI, not sent to the model)."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool call produced.
+
+    `content` goes to the model as the tool_result; `data` goes to front ends
+    only (full output, a unified diff, line counts, the hit list).
+    """
+
+    content: str | list[dict[str, Any]]
+    is_error: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use while it runs."""
+
+    cwd: Path
+    # Set when the user aborts; long-running tools should stop promptly.
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    # Folder for this session's artefacts (saved large outputs).
+    session_dir: Path | None = None
+    settings: Any = None
+    # Shared per-session state tools may keep (e.g. the read-state cache).
+    state: dict[str, Any] = field(default_factory=dict)
+    tool_use_id: str = ""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def is_read_only(self, input: dict[str, Any]) -> bool: ...
+
+    def is_concurrency_safe(self, input: dict[str, Any]) -> bool: ...
+
+    async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        """A specific error message when the input cannot run, else None."""
+        ...
+
+    def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]: ...
+
+    def summarize(self, input: dict[str, Any]) -> str:
+        """A one-line description of the call for timelines and prompts."""
+        ...
+
+
+# Optional, for tools that change files: `async def permission_preview(input, ctx) -> str | None`
+# returns the unified diff the permission prompt shows before the person decides.
+
+
+class BaseTool:
+    """Defaults for the optional parts of the protocol (fail closed)."""
+
+    name: str = ""
+    description: str = ""
+    input_schema: dict[str, Any] = {}
+
+    def is_read_only(self, input: dict[str, Any]) -> bool:
+        return False
+
+    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
+        return False
+
+    async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        return None
+
+    def summarize(self, input: dict[str, Any]) -> str:
+        for key in ("command", "file_path", "pattern", "path", "description"):
+            if isinstance(input.get(key), str):
+                return one_line(input[key], 80)
+        return ""
+
+    def to_api(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+def one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def resolve_path(path: str, cwd: Path) -> Path:
+    """An absolute path for a tool's `file_path`/`path`, relative ones against cwd."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else (cwd / p)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def validate_schema(schema: dict[str, Any], value: Any, path: str = "") -> str | None:
+    """Check `value` against the subset of JSON Schema tool schemas use.
+
+    Returns Claude Code style text ("InputValidationError: …") or None.
+    """
+    problem = _check(schema, value, path)
+    return None if problem is None else f"InputValidationError: {problem}"
+
+
+def _check(schema: dict[str, Any], value: Any, path: str) -> str | None:
+    typ = schema.get("type")
+    where = path or "input"
+    if typ is not None:
+        types = _JSON_TYPES.get(typ, (object,))
+        ok = isinstance(value, types) and not (typ in ("integer", "number") and isinstance(value, bool))
+        if not ok:
+            return f"The parameter `{where}` type is expected as `{typ}` but provided as `{_type_name(value)}`"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"The parameter `{where}` must be one of {schema['enum']}, got {value!r}"
+    if typ == "object" and isinstance(value, dict):
+        for req in schema.get("required", []):
+            if req not in value:
+                return f"The required parameter `{_join(path, req)}` is missing"
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is False:
+            for key in value:
+                if key not in props:
+                    return f"An unexpected parameter `{_join(path, key)}` was provided"
+        for key, sub in props.items():
+            if key in value:
+                problem = _check(sub, value[key], _join(path, key))
+                if problem:
+                    return problem
+    if typ == "array" and isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            problem = _check(schema["items"], item, f"{where}[{i}]")
+            if problem:
+                return problem
+    return None
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _type_name(value: Any) -> str:
+    for name, types in _JSON_TYPES.items():
+        if isinstance(value, types) and not (name in ("integer", "number") and isinstance(value, bool)):
+            return name
+    return "null" if value is None else type(value).__name__

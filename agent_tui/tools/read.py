@@ -1,0 +1,162 @@
+"""Read: a text file as `cat -n` numbered lines, a window of it at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+EXCERPT_LINES = 20
+# A NUL byte in the first block is the usual sign of a binary file (what git and grep check).
+_SNIFF_BYTES = 8192
+
+DESCRIPTION = f"""\
+Reads a file from the local filesystem.
+
+Usage:
+- The file_path parameter must be an absolute path, not a relative path.
+- By default, it reads up to {DEFAULT_LIMIT} lines starting from the beginning of the file.
+- You can optionally specify a line offset and limit (especially handy for long files), but it's \
+recommended to read the whole file by not providing these parameters.
+- Any lines longer than {MAX_LINE_CHARS} characters will be truncated.
+- Results are returned using cat -n format, with line numbers starting at 1.
+- This tool reads files, not directories. To list a directory, use the Bash tool with `ls` or the Glob tool.
+- Binary files cannot be read.
+- You can call multiple tools in a single response. It is always better to speculatively read \
+multiple potentially useful files in parallel.
+- If you read a file that exists but has empty contents you will receive a system reminder \
+warning in place of file contents."""
+
+
+@dataclass(slots=True)
+class _Window:
+    lines: list[str]
+    total_lines: int
+    truncated_lines: int
+
+
+class ReadTool(BaseTool):
+    name = "Read"
+    description = DESCRIPTION
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "file_path": {"type": "string", "description": "The absolute path to the file to read"},
+            "offset": {
+                "type": "integer",
+                "description": "The line number to start reading from. Only provide if the file is too large to read at once",
+            },
+            "limit": {
+                "type": "integer",
+                "description": "The number of lines to read. Only provide if the file is too large to read at once.",
+            },
+        },
+        "required": ["file_path"],
+        "additionalProperties": False,
+    }
+
+    def is_read_only(self, input: dict[str, Any]) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
+        return True
+
+    async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        if input.get("offset", 1) < 0:
+            return "offset must be a line number of 1 or more."
+        if input.get("limit", DEFAULT_LIMIT) < 1:
+            return "limit must be at least 1."
+        path = resolve_path(input["file_path"], ctx.cwd)
+        if not path.exists():
+            return f"File does not exist. Current working directory: {ctx.cwd}"
+        if path.is_dir():
+            return f"{path} is a directory, not a file. Use Bash `ls` or the Glob tool to list its contents."
+        if not path.is_file():
+            return f"{path} is not a regular file."
+        if not os.access(path, os.R_OK):
+            return f"Permission denied: {path}"
+        return None
+
+    async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
+        problem = await self.validate(input, ctx)
+        if problem:
+            yield ToolResult(problem, is_error=True)
+            return
+        path = resolve_path(input["file_path"], ctx.cwd).resolve()
+        start = max(input.get("offset") or 1, 1)
+        limit = input.get("limit") or DEFAULT_LIMIT
+        try:
+            mtime = path.stat().st_mtime
+            if await asyncio.to_thread(_looks_binary, path):
+                yield ToolResult(
+                    f"This tool cannot read binary files. {path} appears to be a binary file "
+                    f"({path.stat().st_size} bytes).",
+                    is_error=True,
+                )
+                return
+            window = await asyncio.to_thread(_read_window, path, start, limit)
+        except OSError as exc:
+            yield ToolResult(f"Could not read {path}: {exc.strerror or exc}", is_error=True)
+            return
+
+        partial = start > 1 or start - 1 + len(window.lines) < window.total_lines
+        ctx.state.setdefault("read_files", {})[str(path)] = {"mtime": mtime, "partial": partial}
+        data = {
+            "path": str(path),
+            "lines_read": len(window.lines),
+            "total_lines": window.total_lines,
+            "excerpt": "\n".join(window.lines[:EXCERPT_LINES]),
+        }
+        yield ToolResult(_render(window, start), data=data)
+
+
+def _looks_binary(path: Path) -> bool:
+    with path.open("rb") as f:
+        return b"\0" in f.read(_SNIFF_BYTES)
+
+
+def _read_window(path: Path, start: int, limit: int) -> _Window:
+    """Lines start..start+limit-1 (1-based), counting the whole file without holding it."""
+    lines: list[str] = []
+    truncated = 0
+    total = 0
+    end = start + limit
+    with path.open("r", encoding="utf-8", errors="replace") as f:
+        for total, line in enumerate(f, start=1):
+            if start <= total < end:
+                line = line.rstrip("\r\n")
+                if len(line) > MAX_LINE_CHARS:
+                    line = line[:MAX_LINE_CHARS]
+                    truncated += 1
+                lines.append(line)
+    return _Window(lines, total, truncated)
+
+
+def _render(window: _Window, start: int) -> str:
+    if window.total_lines == 0:
+        return "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
+    if not window.lines:
+        return (
+            f"<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). "
+            f"The file has {window.total_lines} lines.</system-reminder>"
+        )
+    text = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(window.lines, start=start))
+    last = start + len(window.lines) - 1
+    notes = []
+    if window.truncated_lines:
+        notes.append(f"{window.truncated_lines} line(s) longer than {MAX_LINE_CHARS} characters were truncated.")
+    if start > 1 or last < window.total_lines:
+        notes.append(
+            f"Showing lines {start}-{last} of {window.total_lines}. "
+            "Use offset and limit to read other parts of the file."
+        )
+    if notes:
+        text += "\n\n(" + " ".join(notes) + ")"
+    return text
