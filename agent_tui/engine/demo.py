@@ -109,32 +109,32 @@ class DemoModel:
 
 
 @dataclass(slots=True)
-class _ToolCall:
+class DemoToolCall:
     name: str
     input: dict[str, Any]
     id: str = ""
 
 
 @dataclass(slots=True)
-class _Plan:
+class DemoPlan:
     text: str
-    tools: list[_ToolCall]
+    tools: list[DemoToolCall]
 
 
-def plan_response(request: ModelRequest) -> _Plan:
+def plan_response(request: ModelRequest) -> DemoPlan:
     """What the demo answers to `request` (text, then tool calls), before any cut."""
     turn = sum(1 for m in request.messages if m.get("role") == "assistant") + 1
     last = _last_user(request.messages)
     results = [b for b in last if b.get("type") == "tool_result"]
     if results:
         uses = _tool_uses_by_id(request.messages)
-        return _Plan(_summarize_results(results, uses), [])
+        return DemoPlan(_summarize_results(results, uses), [])
     text = "\n".join(b.get("text", "") for b in last if b.get("type") == "text").strip()
     available = {t.get("name") for t in request.tools if isinstance(t, dict)}
     cwd = working_directory(request.system)
     intents = parse_requests(text, cwd)
     if not intents:
-        return _Plan(_explanation(text, available), [])
+        return DemoPlan(_explanation(text, available), [])
     usable = [i for i in intents if i.tool in available]
     missing = [i for i in intents if i.tool not in available]
     lines: list[str] = []
@@ -143,7 +143,7 @@ def plan_response(request: ModelRequest) -> _Plan:
             lines.append(f"{DEMO_HEADER}I'll {usable[0].phrase}.")
         else:
             lines.append(
-                f"{DEMO_HEADER}I'll do these {len(usable)} things at once — they are independent, "
+                f"{DEMO_HEADER}I'll do these {len(usable)} things at once; they are independent, "
                 "so the tools can run in parallel:"
             )
             lines.extend(f"- {i.phrase}" for i in usable)
@@ -162,9 +162,9 @@ def plan_response(request: ModelRequest) -> _Plan:
             else "No tools are available in this session."
         )
     calls = [
-        _ToolCall(i.tool, i.input, f"toolu_demo_{turn}_{n}") for n, i in enumerate(usable, start=1)
+        DemoToolCall(i.tool, i.input, f"toolu_demo_{turn}_{n}") for n, i in enumerate(usable, start=1)
     ]
-    return _Plan("\n".join(lines), calls)
+    return DemoPlan("\n".join(lines), calls)
 
 
 def _last_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -365,7 +365,7 @@ def _path_after_preposition(rest: str) -> str | None:
 
 # -- list (Glob)
 
-_LIST_VERB = re.compile(r"^(?:list|ls|dir|tree)\b(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+_LIST_VERB = re.compile(r"^(?P<verb>list|ls|dir|tree)\b(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
 _SHOW_FILES = re.compile(
     r"^(?:show|display|find|get|give|see|print)\b(?P<rest>.*?\b(?:files|folders|directories|everything)\b.*)$",
     re.IGNORECASE | re.DOTALL,
@@ -380,7 +380,7 @@ def _parse_list(clause: str, cwd: str) -> Intent | None:
     match = _LIST_VERB.match(clause) or _SHOW_FILES.match(clause) or _WHAT_FILES.match(clause)
     if not match:
         return None
-    rest = match.group("rest")
+    rest = re.sub(r"[?!.,;:]+\s*$", "", match.group("rest"))
     named = re.search(r"\b(?:named|called|matching)\s+(.+)$", rest, re.IGNORECASE)
     pattern = "**/*"
     path: str | None = None
@@ -404,7 +404,7 @@ def _parse_list(clause: str, cwd: str) -> Intent | None:
             ext = re.search(r"(?:\.|\b)(\w+)\s+files\b", rest, re.IGNORECASE)
             if ext and ext.group(1).lower() in _LANGUAGE_EXT:
                 pattern = f"**/*.{_LANGUAGE_EXT[ext.group(1).lower()]}"
-    if clause[:2].lower() == "ls" or clause[:3].lower() == "dir" or clause[:4].lower() == "tree":
+    if match.re is _LIST_VERB and match.group("verb").lower() != "list":
         # "ls src" / "ls -la src": the first argument that is not an option.
         words = [w for w in rest.split() if not w.startswith("-")]
         if words and words[0].lower() not in _PATH_STOPWORDS:
@@ -523,7 +523,7 @@ _WRITE_WITH = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _WRITE_TO = re.compile(
-    r"^write\s+(?P<y>.+?)\s+(?:to|into|in)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?P<x>\S+)$",
+    r"^write\s+(?P<y>.+?)\s+(?:to|into)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?P<x>\S+)$",
     re.IGNORECASE | re.DOTALL,
 )
 
@@ -534,6 +534,8 @@ def _parse_write(clause: str, cwd: str) -> Intent | None:
         return None
     path = _unquote(match.group("x")).rstrip(",;:!?")
     if not path or path.lower() in _PATH_STOPWORDS:
+        return None
+    if match.re is _WRITE_TO and not _looks_like_path(path):
         return None
     content = _unquote(match.group("y")).replace("\\n", "\n").replace("\\t", "\t")
     if not content.endswith("\n"):
@@ -621,6 +623,8 @@ def _summarize_one(block: dict[str, Any], use: dict[str, Any] | None) -> str:
     data = (use or {}).get("input") or {}
     text = _result_text(block.get("content"))
     lines = text.splitlines()
+    if name == "Bash":
+        return _summarize_bash(str(data.get("command", "")), text, bool(block.get("is_error")))
     if block.get("is_error"):
         target = data.get("command") or data.get("file_path") or data.get("pattern")
         what = f"`{name}`" + (f" ({_code(str(target))})" if target else "")
@@ -668,21 +672,6 @@ def _summarize_one(block: dict[str, Any], use: dict[str, Any] | None) -> str:
             + _fenced(shown)
             + _more(len(hits), len(shown), noun)
         )
-    if name == "Bash":
-        command = str(data.get("command", ""))
-        code_match = _EXIT_CODE.search(text)
-        output = [line for line in lines if not (_EXIT_CODE.fullmatch(line.strip()))]
-        while output and not output[-1].strip():
-            output.pop()
-        status = (
-            f"The command {_code(command)} exited with code {code_match.group(1)}"
-            if code_match
-            else f"The command {_code(command)} exited with code 0"
-        )
-        if not any(line.strip() for line in output):
-            return status + " and printed nothing."
-        shown = output[:_BASH_LINES_SHOWN]
-        return status + ". Output:\n" + _fenced(shown) + _more(len(output), len(shown), "line")
     if name == "Write":
         path = str(data.get("file_path", "the file"))
         return f"Wrote {_code(os.path.basename(path) or path)}." + (f" {lines[0]}" if lines else "")
@@ -690,6 +679,27 @@ def _summarize_one(block: dict[str, Any], use: dict[str, Any] | None) -> str:
     if not shown:
         return f"`{name}` finished with no output."
     return f"`{name}` returned:\n" + _fenced(shown) + _more(len(lines), len(shown), "line")
+
+
+def _summarize_bash(command: str, text: str, is_error: bool) -> str:
+    code_match = _EXIT_CODE.search(text)
+    output = [line for line in text.splitlines() if not _EXIT_CODE.fullmatch(line.strip())]
+    while output and not output[-1].strip():
+        output.pop()
+    while output and not output[0].strip():
+        output.pop(0)
+    if code_match:
+        status = f"The command {_code(command)} exited with code {code_match.group(1)}"
+    elif is_error:
+        status = f"The command {_code(command)} failed"
+    else:
+        status = f"The command {_code(command)} exited with code 0"
+    if not output:
+        return status + " and printed nothing."
+    shown = output[:_BASH_LINES_SHOWN]
+    return status + (". Error output:\n" if is_error else ". Output:\n") + _fenced(shown) + _more(
+        len(output), len(shown), "line"
+    )
 
 
 def _summarize_results(results: list[dict[str, Any]], uses: dict[str, dict[str, Any]]) -> str:
@@ -752,7 +762,7 @@ def _message_id(request: ModelRequest) -> str:
     return f"msg_demo_{digest[:24]}"
 
 
-def _raw_events(request: ModelRequest, plan: _Plan) -> list[dict[str, Any]]:
+def _raw_events(request: ModelRequest, plan: DemoPlan) -> list[dict[str, Any]]:
     """The raw Messages-API events for `plan`, cut at `request.max_tokens`.
 
     Delta events carry a private `_chars` count used for pacing (removed
