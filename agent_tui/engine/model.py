@@ -18,12 +18,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 32000
 
 # Context windows by model-name prefix; settings may override.
 CONTEXT_WINDOWS: dict[str, int] = {
-    "claude-sonnet-4-5": 200_000,
     "claude-sonnet-4": 200_000,
     "claude-opus-4": 200_000,
     "claude-haiku-4": 200_000,
@@ -411,6 +410,13 @@ class AnthropicModel:
             max_retries=0,
             timeout=timeout,
         )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool, on the loop that used it.
+
+        Without this, the SDK closes a garbage-collected client on whatever loop
+        happens to be running then, which fails when that is another loop."""
+        await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import anthropic

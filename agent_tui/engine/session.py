@@ -142,6 +142,12 @@ class Session:
         self.history = []
         self.tool_state.clear()
 
+    async def aclose(self) -> None:
+        """Release the model client's connections."""
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            await close()
+
     def make_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(
             cwd=self.cwd,

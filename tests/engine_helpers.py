@@ -1,0 +1,60 @@
+"""Helpers for engine tests: a Session on the real SDK against the loopback server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_tui.engine import events as ev
+from agent_tui.engine.model import AnthropicModel
+from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
+from agent_tui.engine.query import RetryPolicy
+from agent_tui.engine.session import Session, SessionOptions
+from agent_tui.tools.registry import default_tools
+
+FAST_RETRY = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05, max_retry_after=0.2)
+
+
+def make_session(url: str, cwd: Path, *, policy: PermissionPolicy | None = None, **options: Any) -> Session:
+    options.setdefault("retry", FAST_RETRY)
+    return Session(
+        model=AnthropicModel("claude-sonnet-4-6", base_url=url, api_key="test-key"),
+        tools=default_tools(),
+        cwd=cwd,
+        policy=policy or PermissionPolicy(mode="default"),
+        options=SessionOptions(**options),
+    )
+
+
+class Recorder:
+    """Records every bus event with its arrival time (a synchronous listener)."""
+
+    def __init__(self, session: Session) -> None:
+        self.events: list[tuple[float, ev.Event]] = []
+        session.bus.add_listener(lambda e: self.events.append((time.monotonic(), e)))
+
+    def of(self, kind: type[ev.Event]) -> list[Any]:
+        return [e for _, e in self.events if isinstance(e, kind)]
+
+    def times(self, kind: type[ev.Event], tool_use_id: str) -> float:
+        return next(t for t, e in self.events if isinstance(e, kind) and getattr(e, "tool_use_id", None) == tool_use_id)
+
+
+def auto_answer(session: Session, answer: PermissionAnswer) -> None:
+    """Resolve every permission request with `answer` as soon as it is published."""
+
+    def on_event(event: ev.Event) -> None:
+        if isinstance(event, ev.PermissionRequested) and event.future is not None:
+            asyncio.get_running_loop().call_soon(
+                lambda: event.future.done() or event.future.set_result(answer)
+            )
+
+    session.bus.add_listener(on_event)
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of the last user message of a request body."""
+    last = body["messages"][-1]
+    return [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
