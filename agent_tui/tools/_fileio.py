@@ -1,0 +1,382 @@
+"""Shared file plumbing for the tools that change files (Write, Edit, MultiEdit).
+
+A change is planned first (`FileSnapshot` of what is on disk + the new text),
+so the permission prompt can show its diff, and committed later: an atomic
+write that keeps the file's encoding, line endings and mode, then the
+read-state cache learns the new content so consecutive edits work.
+
+Text is handled "logically": decoded, BOM stripped, CRLF folded to LF.  It is
+encoded back with the file's own encoding and line ending at write time.
+"""
+
+from __future__ import annotations
+
+import abc
+import codecs
+import difflib
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
+
+CRLF = "\r\n"
+LF = "\n"
+# Write's result shows the new file numbered; past this many lines it is clipped.
+MAX_LINES_TO_RENDER = 16000
+TRUNCATED_MESSAGE = (
+    "<response clipped><NOTE>To save on context only part of this file has been shown to you. "
+    "You should retry this tool after you have searched inside the file with Grep in order to "
+    "find the line numbers of what you are looking for.</NOTE>"
+)
+FILE_NOT_FOUND = "File does not exist."
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+class FileToolError(Exception):
+    """A planned change cannot be made; the message is the tool result text."""
+
+
+@dataclass(slots=True)
+class Encoding:
+    codec: str = "utf-8"
+    bom: bytes = b""
+
+    @property
+    def errors(self) -> str:
+        # Undecodable bytes in a UTF-8 file survive an edit untouched.
+        return "surrogateescape" if self.codec == "utf-8" else "surrogatepass"
+
+
+@dataclass(slots=True)
+class FileSnapshot:
+    """What is on disk at `path` now."""
+
+    path: Path  # absolute, as the model named it
+    target: Path  # the file actually written (a symlink is followed)
+    exists: bool
+    text: str = ""  # decoded, LF line endings
+    encoding: Encoding | None = None
+    line_ending: str | None = None  # None: no line break in the file
+    mode: int | None = None
+
+
+@dataclass(slots=True)
+class PlannedChange:
+    snapshot: FileSnapshot
+    new_text: str
+
+    @property
+    def path(self) -> Path:
+        return self.snapshot.path
+
+    @property
+    def created(self) -> bool:
+        return not self.snapshot.exists
+
+    def diff(self, cwd: Path) -> str:
+        return unified_diff(self.snapshot.text, self.new_text, diff_label(self.path, cwd))
+
+
+# ---------------------------------------------------------------- reading
+
+
+def decode(raw: bytes) -> tuple[str, Encoding]:
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            enc = Encoding(codec, bom)
+            try:
+                return raw[len(bom) :].decode(codec, enc.errors), enc
+            except UnicodeDecodeError:
+                break
+    enc = Encoding()
+    return raw.decode("utf-8", enc.errors), enc
+
+
+def detect_line_ending(text: str) -> str | None:
+    """CRLF when most line breaks are CRLF, LF when there are breaks, else None."""
+    crlf = text.count(CRLF)
+    lf = text.count(LF) - crlf
+    if crlf == 0 and lf == 0:
+        return None
+    return CRLF if crlf > lf else LF
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace(CRLF, LF)
+
+
+def read_snapshot(path: Path) -> FileSnapshot:
+    """Load `path`; FileToolError when it is a directory or cannot be read."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return FileSnapshot(path=path, target=target, exists=False)
+    except OSError as exc:
+        raise FileToolError(f"Cannot access {path}: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(st.st_mode):
+        raise FileToolError(f"{path} is a directory, not a file.")
+    try:
+        raw = target.read_bytes()
+    except OSError as exc:
+        raise FileToolError(f"Cannot read {path}: {exc.strerror or exc}") from exc
+    text, enc = decode(raw)
+    return FileSnapshot(
+        path=path,
+        target=target,
+        exists=True,
+        text=normalize_newlines(text),
+        encoding=enc,
+        line_ending=detect_line_ending(text),
+        mode=stat.S_IMODE(st.st_mode),
+    )
+
+
+def similar_file(path: Path) -> Path | None:
+    """A file in the same folder with the same stem and another extension."""
+    try:
+        siblings = sorted(path.parent.iterdir())
+    except OSError:
+        return None
+    for sib in siblings:
+        if sib.name != path.name and sib.stem == path.stem and sib.is_file():
+            return sib
+    return None
+
+
+def file_not_found(path: Path) -> str:
+    similar = similar_file(path)
+    return f"{FILE_NOT_FOUND} Did you mean {similar}?" if similar else FILE_NOT_FOUND
+
+
+# ---------------------------------------------------------------- writing
+
+
+def encode(text: str, snapshot: FileSnapshot) -> bytes:
+    """The bytes to store: the file's line endings and encoding (a new file: as given, UTF-8)."""
+    if snapshot.line_ending == CRLF:
+        text = normalize_newlines(text).replace(LF, CRLF)
+    elif snapshot.line_ending == LF:
+        text = normalize_newlines(text)
+    enc = snapshot.encoding or Encoding()
+    return enc.bom + text.encode(enc.codec, enc.errors)
+
+
+def atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `target` with `data` via a temp file in the same folder and os.replace.
+
+    `mode` is the existing file's permission bits (None for a new file, which
+    gets the usual 0o666 minus umask).  Parent folders are created.  When the
+    folder does not allow a temp file, the file is written in place instead.
+    """
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = -1
+    tmp = parent
+    for _ in range(100):
+        tmp = parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+        except PermissionError:
+            _write_in_place(target, data)
+            return
+    if fd < 0:
+        raise FileExistsError(f"Could not create a temporary file next to {target}")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            _copy_owner(target, tmp)
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _copy_owner(source: Path, tmp: Path) -> None:
+    if not hasattr(os, "chown"):
+        return
+    try:
+        st = os.stat(source)
+        if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+            os.chown(tmp, st.st_uid, st.st_gid)
+    except OSError:
+        pass
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    with open(target, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def commit(change: PlannedChange, ctx: ToolContext) -> dict[str, Any]:
+    """Write the planned change, tell the read-state cache, and return the front-end data."""
+    snap = change.snapshot
+    try:
+        data = encode(change.new_text, snap)
+    except UnicodeEncodeError as exc:
+        raise FileToolError(f"The new content cannot be encoded for {snap.path}: {exc.reason}") from exc
+    try:
+        atomic_write(snap.target, data, snap.mode)
+    except OSError as exc:
+        raise FileToolError(f"Failed to write {snap.path}: {exc.strerror or exc}") from exc
+    from .file_state import record_write  # file_state imports this module
+
+    record_write(ctx.state, snap.path, data)
+    diff = change.diff(ctx.cwd)
+    added, removed = diff_counts(diff)
+    return {"path": str(snap.path), "diff": diff, "added": added, "removed": removed, "created": change.created}
+
+
+# ---------------------------------------------------------------- display
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """`path` relative to `cwd` when inside it, else absolute."""
+    absolute = os.path.abspath(path)
+    for base in (os.path.abspath(cwd), os.path.realpath(cwd)):
+        try:
+            rel = os.path.relpath(absolute, base)
+        except ValueError:
+            continue
+        if rel != ".." and not rel.startswith(".." + os.sep) and not os.path.isabs(rel):
+            return rel
+    return absolute
+
+
+def diff_label(path: Path, cwd: Path) -> str:
+    shown = Path(display_path(path, cwd)).as_posix()
+    return shown.lstrip("/")
+
+
+def unified_diff(old: str, new: str, label: str) -> str:
+    """A unified diff with a/ b/ headers; a missing final newline is marked as git does."""
+    old_lines = normalize_newlines(old).splitlines(keepends=True)
+    new_lines = normalize_newlines(new).splitlines(keepends=True)
+    out: list[str] = []
+    for line in difflib.unified_diff(old_lines, new_lines, f"a/{label}", f"b/{label}"):
+        if line.endswith(LF):
+            out.append(line)
+        else:
+            out.append(line + LF + "\\ No newline at end of file" + LF)
+    return "".join(out)
+
+
+def diff_counts(diff: str) -> tuple[int, int]:
+    added = removed = 0
+    in_hunk = False
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            in_hunk = True
+        elif not in_hunk:
+            continue  # the ---/+++ header
+        elif line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    return added, removed
+
+
+def number_lines(text: str, start: int = 1) -> str:
+    """`cat -n` style: the line number right-aligned in 6 columns, a tab, the line."""
+    if not text:
+        return ""
+    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(text.split(LF), start))
+
+
+def numbered_file(text: str) -> str:
+    lines = text.split(LF)
+    if len(lines) > MAX_LINES_TO_RENDER:
+        return number_lines(LF.join(lines[:MAX_LINES_TO_RENDER])) + TRUNCATED_MESSAGE
+    return number_lines(text)
+
+
+def updated_message(path: Path, snippet: str) -> str:
+    return (
+        f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet "
+        f"of the edited file:\n{snippet}"
+    )
+
+
+def created_message(path: Path) -> str:
+    return f"File created successfully at: {path}"
+
+
+# ---------------------------------------------------------------- the tools' shared shape
+
+
+class FileChangeTool(BaseTool, abc.ABC):
+    """Write, Edit and MultiEdit: plan a change, show its diff, commit it.
+
+    `plan` raises FileToolError with the result text when the change cannot
+    be made; it runs in `validate` (before the permission prompt), in
+    `permission_preview` (for the diff) and again in `call`, since the file
+    may change while the person decides.
+    """
+
+    def __init__(self, cwd: Path | None = None) -> None:
+        # Only for `summarize`, which gets no context; calls use ctx.cwd.
+        self._cwd = cwd
+
+    @abc.abstractmethod
+    def plan(self, input: dict[str, Any], ctx: ToolContext) -> PlannedChange:
+        """The change `input` makes to the file now on disk."""
+
+    @abc.abstractmethod
+    def result_text(self, input: dict[str, Any], change: PlannedChange) -> str:
+        """The text the model gets after the change was written."""
+
+    def path_of(self, input: dict[str, Any], ctx: ToolContext) -> Path:
+        return Path(os.path.abspath(resolve_path(str(input["file_path"]), ctx.cwd)))
+
+    def summarize(self, input: dict[str, Any]) -> str:
+        file_path = input.get("file_path")
+        if not isinstance(file_path, str):
+            return ""
+        cwd = self._cwd if self._cwd is not None else Path.cwd()
+        return display_path(resolve_path(file_path, cwd), cwd)
+
+    async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        try:
+            self.plan(input, ctx)
+        except FileToolError as exc:
+            return str(exc)
+        return None
+
+    async def permission_preview(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        """The unified diff the call would make, without writing; None when it would fail."""
+        try:
+            return self.plan(input, ctx).diff(ctx.cwd)
+        except FileToolError:
+            return None
+
+    async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
+        try:
+            change = self.plan(input, ctx)
+            data = commit(change, ctx)
+        except FileToolError as exc:
+            yield ToolResult(str(exc), is_error=True)
+            return
+        yield ToolResult(self.result_text(input, change), data=data)

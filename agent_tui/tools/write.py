@@ -1,0 +1,58 @@
+"""Write: create a file or replace one the model has read (Claude Code's `Write`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._fileio import (
+    FileChangeTool,
+    FileToolError,
+    PlannedChange,
+    created_message,
+    normalize_newlines,
+    numbered_file,
+    read_snapshot,
+    updated_message,
+)
+from .base import ToolContext
+from .file_state import check_writable
+
+DESCRIPTION = """Writes a file to the local filesystem.
+
+Usage:
+- This tool will overwrite the existing file if there is one at the provided path.
+- If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
+- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
+- NEVER proactively create documentation files (*.md) or README files. Only create documentation files if explicitly requested by the User.
+- Only use emojis if the user explicitly requests it. Avoid writing emojis to files unless asked."""
+
+
+class WriteTool(FileChangeTool):
+    name = "Write"
+    description = DESCRIPTION
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "file_path": {
+                "type": "string",
+                "description": "The absolute path to the file to write (must be absolute, not relative)",
+            },
+            "content": {"type": "string", "description": "The content to write to the file"},
+        },
+        "required": ["file_path", "content"],
+        "additionalProperties": False,
+    }
+
+    def plan(self, input: dict[str, Any], ctx: ToolContext) -> PlannedChange:
+        path = self.path_of(input, ctx)
+        snapshot = read_snapshot(path)
+        if snapshot.exists:
+            problem = check_writable(ctx.state, path)
+            if problem:
+                raise FileToolError(problem)
+        return PlannedChange(snapshot, str(input["content"]))
+
+    def result_text(self, input: dict[str, Any], change: PlannedChange) -> str:
+        if change.created:
+            return created_message(change.path)
+        return updated_message(change.path, numbered_file(normalize_newlines(change.new_text)))
