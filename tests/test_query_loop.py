@@ -413,5 +413,5 @@ async def test_request_carries_system_prompt_with_environment_and_tools(api, tmp
     assert f"Working directory: {tmp_path.resolve()}" in body["system"]
     assert "Is directory a git repo: No" in body["system"]
     assert "Today's date:" in body["system"]
-    assert [t["name"] for t in body["tools"]] == ["Read", "Glob", "Grep", "Bash"]
+    assert [t["name"] for t in body["tools"]] == ["Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write"]
     assert body["stream"] is True

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.file_state import record_read
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -51,7 +52,8 @@ class ReadTool(BaseTool):
             "file_path": {"type": "string", "description": "The absolute path to the file to read"},
             "offset": {
                 "type": "integer",
-                "description": "The line number to start reading from. Only provide if the file is too large to read at once",
+                "description": "The line number to start reading from. "
+                "Only provide if the file is too large to read at once",
             },
             "limit": {
                 "type": "integer",
@@ -89,7 +91,8 @@ class ReadTool(BaseTool):
         if problem:
             yield ToolResult(problem, is_error=True)
             return
-        path = resolve_path(input["file_path"], ctx.cwd).resolve()
+        # normalised but not symlink-resolved: the key the read-state cache uses
+        path = Path(os.path.abspath(resolve_path(input["file_path"], ctx.cwd)))
         start = max(input.get("offset") or 1, 1)
         limit = input.get("limit") or DEFAULT_LIMIT
         try:
@@ -107,7 +110,7 @@ class ReadTool(BaseTool):
             return
 
         partial = start > 1 or start - 1 + len(window.lines) < window.total_lines
-        ctx.state.setdefault("read_files", {})[str(path)] = {"mtime": mtime, "partial": partial}
+        record_read(ctx.state, path, None, partial, mtime=mtime)
         data = {
             "path": str(path),
             "lines_read": len(window.lines),

@@ -1,0 +1,319 @@
+"""Bash: run a shell command in its own process group, streaming its output.
+
+The command runs in a new session so that a timeout, an abort or a cancelled
+task can kill everything it started (pipelines, `&` children), not just the
+shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult
+from agent_tui.tools.bash_classify import is_read_only_command
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_RESULT_CHARS = 30_000
+MAX_UI_CHARS = 200_000
+# At most this many Progress events per second, however fast the command prints.
+PROGRESS_INTERVAL = 0.1
+MAX_PROGRESS_CHARS = 4_000
+# SIGTERM first so programs can clean up, then SIGKILL whatever is left.
+KILL_GRACE = 1.0
+# After the shell exits, how long to keep reading output a detached child may still be writing.
+DRAIN_SECONDS = 0.2
+NO_OUTPUT = "(Command completed with no output)"
+
+DESCRIPTION = f"""\
+Executes a given bash command with an optional timeout, in the current working directory.
+
+Before executing the command:
+- If the command will create new directories or files, first use `ls` to verify the parent \
+directory exists and is the correct location.
+- Always quote file paths that contain spaces with double quotes (e.g. cd "path with spaces/file.txt").
+
+Usage notes:
+- The command argument is required.
+- You can specify an optional timeout in milliseconds (up to {MAX_TIMEOUT_MS}ms / \
+{MAX_TIMEOUT_MS // 60000} minutes). If not specified, commands will time out after \
+{DEFAULT_TIMEOUT_MS}ms ({DEFAULT_TIMEOUT_MS // 60000} minutes).
+- Write a clear, concise description of what the command does in 5-10 words.
+- If the output exceeds {MAX_RESULT_CHARS} characters, the middle is truncated.
+- Set run_in_background to true for long-running processes such as dev servers; you get an ID \
+and the path of a file that collects the output, which you can read later. Do not use `&` \
+for this.
+- Avoid `find`, `grep`, `cat`, `head`, `tail` and `ls` for searching and reading files: use \
+the Glob, Grep and Read tools instead. If you still need grep, use `rg`.
+- Separate multiple commands with `;` or `&&`, not newlines.
+- Keep the working directory stable: prefer absolute paths over `cd`.
+- Commands run non-interactively: stdin is empty and pagers are disabled, so never run commands \
+that wait for input (editors, `git rebase -i`, prompts)."""
+
+
+@dataclass
+class BackgroundShell:
+    """A command started with run_in_background, kept in ctx.state["background_shells"]."""
+
+    id: str
+    command: str
+    process: asyncio.subprocess.Process
+    output_path: Path
+    started: float = field(default_factory=time.time)
+
+    @property
+    def exit_code(self) -> int | None:
+        return _exit_code(self.process.returncode)
+
+    async def stop(self) -> None:
+        """Kill the command and everything it started."""
+        await _kill_group(self.process)
+
+
+class BashTool(BaseTool):
+    name = "Bash"
+    description = DESCRIPTION
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to execute"},
+            "timeout": {"type": "number", "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})"},
+            "description": {
+                "type": "string",
+                "description": "Clear, concise description of what this command does in 5-10 words, in active voice.",
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Set to true to run this command in the background and get an ID back at once.",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    def is_read_only(self, input: dict[str, Any]) -> bool:
+        command = input.get("command")
+        return isinstance(command, str) and not input.get("run_in_background") and is_read_only_command(command)
+
+    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
+        return self.is_read_only(input)
+
+    async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        if not input["command"].strip():
+            return "command must not be empty."
+        if "timeout" in input and input["timeout"] <= 0:
+            return "timeout must be a positive number of milliseconds."
+        if not ctx.cwd.is_dir():
+            return f"Working directory does not exist: {ctx.cwd}"
+        return None
+
+    async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
+        problem = await self.validate(input, ctx)
+        if problem:
+            yield ToolResult(problem, is_error=True)
+            return
+        command = input["command"]
+        if input.get("run_in_background"):
+            yield await _start_background(command, ctx)
+            return
+        timeout_ms = int(min(input.get("timeout") or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS))
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        proc = await _spawn(command, ctx.cwd, asyncio.subprocess.PIPE)
+        assert proc.stdout is not None
+        capture = _Capture()
+        reader = asyncio.create_task(capture.pump(proc.stdout))
+        exited = asyncio.create_task(proc.wait())
+        aborted = asyncio.create_task(ctx.abort.wait())
+        deadline = started + timeout_ms / 1000
+        stopped_by: str | None = None
+        try:
+            while not exited.done():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    stopped_by = "timeout"
+                    break
+                await asyncio.wait(
+                    {exited, aborted}, timeout=min(PROGRESS_INTERVAL, remaining), return_when=asyncio.FIRST_COMPLETED
+                )
+                if aborted.done():
+                    stopped_by = "abort"
+                    break
+                lines = capture.take_lines()
+                if lines:
+                    yield Progress(lines)
+            if stopped_by:
+                await _kill_group(proc)
+            await asyncio.wait({reader}, timeout=DRAIN_SECONDS)
+        except BaseException:
+            # cancelled task or closed generator: nothing may outlive the call
+            await _kill_group(proc)
+            raise
+        finally:
+            for task in (reader, exited, aborted):
+                task.cancel()
+        yield _result(capture, _exit_code(proc.returncode), stopped_by, timeout_ms, loop.time() - started)
+
+
+def _result(
+    capture: _Capture, exit_code: int | None, stopped_by: str | None, timeout_ms: int, duration: float
+) -> ToolResult:
+    output = capture.text(MAX_RESULT_CHARS).rstrip("\n")
+    data = {"exit_code": exit_code, "stdout": capture.text(MAX_UI_CHARS), "duration": duration}
+    if stopped_by == "timeout":
+        return ToolResult(_join(output, f"Command timed out after {timeout_ms}ms"), is_error=True, data=data)
+    if stopped_by == "abort":
+        return ToolResult(_join(output, "Command was interrupted by the user."), is_error=True, data=data)
+    if exit_code:
+        return ToolResult(_join(output, f"Exit code {exit_code}"), is_error=True, data=data)
+    return ToolResult(output or NO_OUTPUT, data=data)
+
+
+def _join(output: str, status: str) -> str:
+    return f"{output}\n\n{status}" if output else status
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    # killed by signal N: report it the way a shell would (128 + N)
+    return 128 - returncode if returncode is not None and returncode < 0 else returncode
+
+
+def _shell() -> str:
+    if os.path.exists("/bin/bash"):
+        return "/bin/bash"
+    return shutil.which("bash") or "/bin/sh"
+
+
+async def _spawn(command: str, cwd: Path, stdout: Any) -> asyncio.subprocess.Process:
+    env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true"}
+    return await asyncio.create_subprocess_exec(
+        _shell(),
+        "-c",
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the process group, wait briefly for it to go, then SIGKILL what remains."""
+    pgid = proc.pid  # start_new_session made the shell its group leader
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_GRACE
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE)
+    while loop.time() < deadline and _group_exists(pgid):
+        await asyncio.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+    await proc.wait()
+
+
+def _group_exists(pgid: int) -> bool:
+    """Whether a live (not zombie) process is left in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    # orphans the init process has not reaped yet still count for killpg; skip them
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, group = stat[stat.rindex(")") + 2 :].split()[:3]
+        if int(group) == pgid and state != "Z":
+            return True
+    return False
+
+
+async def _start_background(command: str, ctx: ToolContext) -> ToolResult:
+    shells: dict[str, BackgroundShell] = ctx.state.setdefault("background_shells", {})
+    shell_id = f"bash_{len(shells) + 1}"
+    folder = ctx.session_dir / "background" if ctx.session_dir else Path(tempfile.mkdtemp(prefix="agent-tui-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    output_path = folder / f"{shell_id}.log"
+    with output_path.open("wb") as out:
+        proc = await _spawn(command, ctx.cwd, out)
+    shells[shell_id] = BackgroundShell(shell_id, command, proc, output_path)
+    return ToolResult(
+        f"Command running in background with ID: {shell_id}\nOutput is being written to: {output_path}",
+        data={"background_id": shell_id, "output_path": str(output_path), "pid": proc.pid},
+    )
+
+
+class _Capture:
+    """The command's merged output: head and tail kept, a flood in the middle only counted."""
+
+    KEEP = MAX_UI_CHARS // 2
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.head = ""
+        self.tail = ""
+        self.dropped = 0
+        self._unreported = ""
+
+    async def pump(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(1 << 16):
+            self._feed(self._decoder.decode(chunk))
+        self._feed(self._decoder.decode(b"", final=True))
+
+    def _feed(self, text: str) -> None:
+        self._unreported += text
+        if len(self._unreported) > MAX_PROGRESS_CHARS:
+            # keep the newest whole lines
+            kept = self._unreported[-MAX_PROGRESS_CHARS:]
+            self._unreported = kept.partition("\n")[2] if "\n" in kept else kept
+        room = self.KEEP - len(self.head)
+        if room > 0:
+            self.head += text[:room]
+            text = text[room:]
+        self.tail += text
+        if len(self.tail) > 2 * self.KEEP:
+            cut = len(self.tail) - self.KEEP
+            self.dropped += cut
+            self.tail = self.tail[cut:]
+
+    def take_lines(self) -> str:
+        """Complete lines printed since the last call (the newest ones, if there were many)."""
+        complete, newline, rest = self._unreported.rpartition("\n")
+        if not newline:
+            return ""
+        self._unreported = rest
+        return complete
+
+    def text(self, limit: int) -> str:
+        """The output, its middle replaced by a marker if longer than `limit`."""
+        whole = self.head + self.tail
+        if not self.dropped and len(whole) <= limit:
+            return whole
+        half = limit // 2
+        truncated = len(whole) - 2 * half + self.dropped
+        return f"{whole[:half]}\n\n... [{truncated} characters truncated] ...\n\n{whole[-half:]}"

@@ -1,0 +1,29 @@
+"""The built-in tools, in the order the model sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agent_tui.tools.base import Tool
+from agent_tui.tools.bash import BashTool
+from agent_tui.tools.edit import EditTool
+from agent_tui.tools.glob import GlobTool
+from agent_tui.tools.grep import GrepTool
+from agent_tui.tools.multiedit import MultiEditTool
+from agent_tui.tools.read import ReadTool
+from agent_tui.tools.write import WriteTool
+
+
+def default_tools() -> list[Tool]:
+    """Fresh instances of every built-in tool."""
+    return [ReadTool(), GlobTool(), GrepTool(), BashTool(), EditTool(), MultiEditTool(), WriteTool()]
+
+
+def tools_by_name(tools: Iterable[Tool]) -> dict[str, Tool]:
+    """Look-up by the name the model uses in tool_use blocks; a duplicate name is a bug."""
+    table: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in table:
+            raise ValueError(f"two tools are named {tool.name!r}")
+        table[tool.name] = tool
+    return table
