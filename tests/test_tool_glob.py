@@ -97,3 +97,15 @@ async def test_without_ripgrep_python_glob_gives_the_same_answer(tmp_path, monke
 def test_glob_is_read_only_and_concurrency_safe():
     assert GlobTool().is_read_only({"pattern": "*"})
     assert GlobTool().is_concurrency_safe({"pattern": "*"})
+
+
+async def test_files_ignored_by_a_nested_gitignore_are_not_listed_in_a_git_repo(tmp_path):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    kept = touch(tmp_path / "src" / "a.py", 1_000)
+    touch(tmp_path / ".cache" / "v" / "b.py", 2_000)
+    (tmp_path / ".cache" / ".gitignore").write_text("*\n")
+    result = await run({"pattern": "**/*"}, ToolContext(cwd=tmp_path))
+    assert str(kept) in result.content.splitlines()
+    assert ".cache" not in result.content and "/.git/" not in result.content

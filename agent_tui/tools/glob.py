@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -72,8 +73,9 @@ class GlobTool(BaseTool):
         if find_rg() is None:
             files = await asyncio.to_thread(_python_glob, base, pattern)
         else:
-            # run inside the root: ripgrep anchors a leading "/" only at the search root given as "."
-            run = await run_rg(["--files", "--hidden", "--glob", "!.git", "--glob", pattern, "."], base, ctx.abort)
+            # The pattern is matched here, not passed to ripgrep: its --glob whitelists
+            # override .gitignore, which would list ignored files.
+            run = await run_rg(["--files", "--hidden", "--glob", "!.git", "."], base, ctx.abort)
             if run.aborted:
                 yield ToolResult("Interrupted by user", is_error=True)
                 return
@@ -81,7 +83,8 @@ class GlobTool(BaseTool):
                 yield ToolResult(f"Glob failed: {run.stderr.strip()}", is_error=True)
                 return
             lines = run.stdout.decode("utf-8", "replace").splitlines()
-            files = [str(base / line.removeprefix("./")) for line in lines if line]
+            match = glob_regex(pattern).fullmatch
+            files = [str(base / rel) for line in lines if line and match(rel := line.removeprefix("./"))]
         files = await asyncio.to_thread(sort_by_mtime, files)
         truncated = len(files) > MAX_RESULTS
         shown = files[:MAX_RESULTS]
@@ -107,6 +110,50 @@ def _split_pattern(pattern: str, base: Path) -> tuple[Path, str]:
         if _GLOB_CHARS & set(part):
             return Path(*parts[:i]), "/" + "/".join(parts[i:])
     return Path(*parts[:-1]), "/" + parts[-1]
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a shell glob relative to the search root: `*` and `?` stay within
+    one folder, `**/` spans any number of folders, `[...]` and `{a,b}` as in bash."""
+    pattern = pattern.lstrip("/")
+    out: list[str] = []
+    i, n, depth = 0, len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end
+        elif c == "{":
+            out.append("(?:")
+            depth += 1
+        elif c == "}" and depth:
+            out.append(")")
+            depth -= 1
+        elif c == "," and depth:
+            out.append("|")
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out))
 
 
 def _python_glob(base: Path, pattern: str) -> list[str]:
