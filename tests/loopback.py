@@ -4,7 +4,7 @@ Tests drive the real SDK against it; nothing in the SDK's HTTP layer is mocked.
 
     with LoopbackServer() as srv:
         srv.push(reply(text("Hello"), tool_use("Read", {"file_path": "a.py"})))
-        model = AnthropicModel("claude-sonnet-4-5", base_url=srv.url, api_key="test")
+        model = AnthropicModel("claude-sonnet-4-6", base_url=srv.url, api_key="test")
         ...
         srv.requests[0].body["messages"]
 
@@ -69,7 +69,7 @@ __all__ = [
     "tool_use",
 ]
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 _WRITE_BATCH = 256 * 1024
 
 
@@ -479,6 +479,7 @@ class LoopbackServer:
         self.count_requests: list[Received] = []
         self.disconnects: list[float] = []
         self.errors: list[str] = []  # unscripted requests, handler failures, bad requests
+        self.connections = 0  # TCP connections accepted (keep-alive reuses one)
         self._queue: deque[Response] = deque()
         self._cond = threading.Condition()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -572,6 +573,7 @@ class LoopbackServer:
         task = asyncio.current_task()
         assert task is not None
         self._conns.add(task)
+        self.connections += 1
         buf = bytearray()
         try:
             while True:
@@ -585,8 +587,9 @@ class LoopbackServer:
         except (ConnectionError, OSError, asyncio.IncompleteReadError, _ClientGone):
             return
         except asyncio.CancelledError:
+            # Server shutdown.  Not re-raised: asyncio's stream callback would log
+            # a cancelled connection task as an error.
             writer.transport.abort()
-            raise
         finally:
             self._conns.discard(task)
             if not writer.transport.is_closing():
