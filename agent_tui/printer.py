@@ -52,10 +52,14 @@ async def run_print(session: Session, prompt: str, output_format: str = "text", 
     started = time.monotonic()
     if output_format == "stream-json":
         write = out.write
+        encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
         def print_event(event: ev.Event) -> None:
-            write(json.dumps(event.to_dict(), ensure_ascii=False))
-            write("\n")
+            if type(event) is ev.TextDelta and event.parent_tool_use_id is None:
+                # The hot path: one line per streamed delta.
+                write(f'{{"type": "text_delta", "index": {event.index}, "text": {encode(event.text)}}}\n')
+            else:
+                write(encode(event.to_dict()) + "\n")
 
         session.bus.add_listener(print_event)
     elif output_format == "text":

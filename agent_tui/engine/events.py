@@ -20,15 +20,22 @@ class Event:
     parent_tool_use_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        names = _FIELD_NAMES.get(type(self))
+        if names is None:
+            names = _FIELD_NAMES[type(self)] = tuple(
+                f.name for f in dataclasses.fields(self) if not f.metadata.get("transient")
+            )
         data: dict[str, Any] = {"type": self.type}
-        for f in dataclasses.fields(self):
-            if f.metadata.get("transient"):
+        for name in names:
+            value = getattr(self, name)
+            if value is None and name == "parent_tool_use_id":
                 continue
-            value = getattr(self, f.name)
-            if f.name == "parent_tool_use_id" and value is None:
-                continue
-            data[f.name] = value
+            data[name] = value
         return data
+
+
+# Serialisable field names per event class (to_dict runs once per streamed delta).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _transient() -> Any:

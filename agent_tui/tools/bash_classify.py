@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import bashlex
 
 _LIST_OPERATORS = {"&&", "||", ";", "\n"}
 _OUTPUT_REDIRECTS = {">", ">>", ">|", "&>", "&>>", ">&", "<>"}
@@ -54,6 +53,8 @@ def is_read_only_command(command: str) -> bool:
 def _parse(command: str) -> list[Any] | None:
     if not command.strip():
         return []
+    import bashlex  # builds its parser tables on import (~80 ms): only when a command is classified
+
     try:
         return list(bashlex.parse(command))
     except Exception:  # bashlex raises several unrelated types for unsupported syntax
