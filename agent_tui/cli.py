@@ -7,10 +7,16 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .engine.model import DEFAULT_MODEL
+from .config import LOCAL_SETTINGS, Settings, apply_env, load_settings
+from .engine.model import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from .engine.permissions import MODES, PermissionPolicy
+
+if TYPE_CHECKING:
+    from .engine.session import Session
+    from .engine.store import SessionInfo
 
 
 def split_tool_rules(values: list[str] | None) -> list[str]:
@@ -54,27 +60,127 @@ def build_parser() -> argparse.ArgumentParser:
                    help='rules allowed without asking, e.g. "Read" "Bash(git log:*)"')
     p.add_argument("--disallowedTools", "--disallowed-tools", nargs="+", action="extend",
                    dest="disallowed_tools", help="rules that are always denied")
-    p.add_argument("--permission-mode", choices=MODES, default="default")
+    p.add_argument("--permission-mode", choices=MODES, help="permission mode (default: from settings, else default)")
     p.add_argument("--offline", action="store_true", help="use the offline demo model even if a key is set")
     p.add_argument("--theme", help="TUI theme name")
     p.add_argument("--cwd", type=Path, help="working directory (default: the current one)")
+    p.add_argument("--mcp-config", action="append", dest="mcp_config", metavar="FILE_OR_JSON",
+                   help='MCP servers from a JSON file or string: {"mcpServers": {...}} (repeatable)')
+    p.add_argument("--settings", metavar="FILE_OR_JSON",
+                   help="a settings file (or JSON object) above the user, project and local settings")
+    p.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                   help="continue the latest conversation in this directory")
+    p.add_argument("-r", "--resume", nargs="?", const="", metavar="ID",
+                   help="resume a conversation by id (without an id: choose from a list)")
+    p.add_argument("--fallback-model", metavar="MODEL",
+                   help="switch to this model after three overloaded errors in a row")
+    p.add_argument("--max-budget-tokens", type=int, metavar="N",
+                   help="output tokens one prompt may spend; past 90%% the model is told to wrap up")
     p.add_argument("--version", action="version", version=f"agent-tui {__version__}")
     return p
 
 
-def choose_model(args: argparse.Namespace):
+def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The CLI flags as a settings layer (file spelling; only the flags given)."""
+    flags: dict[str, Any] = {}
+    for key, value in (
+        ("model", args.model),
+        ("maxTurns", args.max_turns),
+        ("theme", args.theme),
+        ("fallbackModel", args.fallback_model),
+    ):
+        if value is not None:
+            flags[key] = value
+    permissions: dict[str, Any] = {}
+    if args.allowed_tools:
+        permissions["allow"] = split_tool_rules(args.allowed_tools)
+    if args.disallowed_tools:
+        permissions["deny"] = split_tool_rules(args.disallowed_tools)
+    if args.permission_mode:
+        permissions["defaultMode"] = args.permission_mode
+    if permissions:
+        flags["permissions"] = permissions
+    return flags
+
+
+def choose_model(settings: Settings, offline: bool = False):
     has_credentials = bool(
-        os.environ.get("ANTHROPIC_API_KEY")
-        or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        or os.environ.get("ANTHROPIC_BASE_URL")
+        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or settings.base_url
     )
-    if args.offline or not has_credentials:
+    if offline or not has_credentials:
         from .engine.demo import DemoModel
 
         return DemoModel()
     from .engine.model import AnthropicModel
 
-    return AnthropicModel(args.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
+    return AnthropicModel(settings.model or DEFAULT_MODEL, base_url=settings.base_url)
+
+
+def make_policy(settings: Settings, cwd: Path, interactive: bool) -> PermissionPolicy:
+    permissions = settings.permissions
+    return PermissionPolicy(
+        mode=permissions.get("defaultMode", "default"),
+        allow=list(permissions.get("allow", [])),
+        deny=list(permissions.get("deny", [])),
+        ask=list(permissions.get("ask", [])),
+        interactive=interactive,
+        local_settings_path=cwd / LOCAL_SETTINGS,
+    )
+
+
+def describe_sessions(sessions: list[SessionInfo], limit: int = 20) -> str:
+    lines = []
+    for n, info in enumerate(sessions[:limit], 1):
+        when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        turns = f"{info.turn_count} prompt{'s' if info.turn_count != 1 else ''}"
+        lines.append(f"{n:>3}. {info.session_id}  {when}  {turns:>10}  {info.first_prompt[:60]}")
+    return "\n".join(lines)
+
+
+def choose_session(sessions: list[SessionInfo]) -> str | None:
+    """Ask on the terminal which stored session to resume (before the full-screen app starts)."""
+    print("Conversations in this directory, most recent first:\n", file=sys.stderr)
+    print(describe_sessions(sessions), file=sys.stderr)
+    shown = min(len(sessions), 20)
+    while True:
+        try:
+            answer = input(f"\nResume which one? [1-{shown}, Enter for 1, q to quit] ").strip()
+        except EOFError:
+            return None
+        if answer.lower() in ("q", "quit"):
+            return None
+        if not answer:
+            return sessions[0].session_id
+        if answer.isdigit() and 1 <= int(answer) <= shown:
+            return sessions[int(answer) - 1].session_id
+
+
+def resume_session(session: Session, args: argparse.Namespace) -> int | None:
+    """Load the conversation `-c` / `-r` asks for into `session`; an exit status on failure."""
+    from .engine.store import SessionNotFound, list_sessions
+
+    session_id = args.resume or None
+    if args.resume == "":
+        sessions = list_sessions(session.cwd)
+        if not sessions:
+            print(f"agent-tui: no conversation to resume in {session.cwd}", file=sys.stderr)
+            return 1
+        if args.print_mode or not sys.stdin.isatty():
+            print("agent-tui: --resume needs a session id here; recent conversations:\n"
+                  + describe_sessions(sessions), file=sys.stderr)
+            return 2
+        session_id = choose_session(sessions)
+        if session_id is None:
+            return 0
+    try:
+        transcript = session.resume(session_id)
+    except SessionNotFound as exc:
+        what = "continue" if args.continue_session else "resume"
+        print(f"agent-tui: cannot {what}: {exc} ({session.cwd})", file=sys.stderr)
+        return 1
+    for problem in transcript.problems:
+        print(f"agent-tui: {problem}", file=sys.stderr)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,31 +196,58 @@ def main(argv: list[str] | None = None) -> int:
     from .engine.session import Session, SessionOptions
     from .tools.registry import default_tools
 
-    policy = PermissionPolicy(
-        mode=args.permission_mode,
-        allow=split_tool_rules(args.allowed_tools),
-        deny=split_tool_rules(args.disallowed_tools),
-        interactive=not args.print_mode,
-        local_settings_path=cwd / ".agent-tui" / "settings.local.json",
-    )
+    settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args))
+    apply_env(settings)
+    if args.print_mode:
+        for problem in settings.problems:
+            print(f"agent-tui: settings: {problem}", file=sys.stderr)
+
+    mcp_servers = None
+    if args.mcp_config:
+        from .engine.mcp import load_mcp_config
+
+        try:
+            mcp_servers = {**settings.mcp_servers, **load_mcp_config(args.mcp_config)}
+        except ValueError as exc:
+            print(f"agent-tui: invalid MCP configuration: {exc}", file=sys.stderr)
+            return 2
     session = Session(
-        model=choose_model(args),
+        model=choose_model(settings, args.offline),
         tools=default_tools(),
         cwd=cwd,
-        policy=policy,
-        options=SessionOptions(max_turns=args.max_turns),
+        policy=make_policy(settings, cwd, interactive=not args.print_mode),
+        options=SessionOptions(
+            max_turns=settings.max_turns,
+            max_tokens=settings.max_output_tokens or DEFAULT_MAX_TOKENS,
+            max_concurrency=settings.tools.get("maxConcurrency", 10),
+            context_window=settings.context_window,
+            max_budget_tokens=args.max_budget_tokens,
+            settings=settings,
+            mcp_servers=mcp_servers,
+            persist=True,
+        ),
     )
+    if args.continue_session or args.resume is not None:
+        status = resume_session(session, args)
+        if status is not None:
+            return status
     if args.print_mode:
         from .printer import run_print
 
+        async def print_and_close() -> int:
+            try:
+                return await run_print(session, prompt, args.output_format)
+            finally:
+                await session.aclose()
+
         try:
-            return asyncio.run(run_print(session, prompt, args.output_format))
+            return asyncio.run(print_and_close())
         except KeyboardInterrupt:
             return 130
 
     from .tui.app import run_tui
 
-    return run_tui(session, initial_prompt=prompt, theme=args.theme)
+    return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None)
 
 
 if __name__ == "__main__":

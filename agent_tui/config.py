@@ -5,12 +5,28 @@ Layers, lowest first: defaults < user (`<config dir>/agent-tui/settings.json`)
 < `--settings FILE` < CLI flags < environment (`ANTHROPIC_*`, `AGENT_TUI_*`).
 Keys use Claude Code's spelling in the files (`fallbackModel`, `mcpServers`);
 attributes are snake_case.
+
+Scalars are overridden by a higher layer; the permission rule lists and the
+hook lists are concatenated across layers (as Claude Code does); the other
+tables (`env`, `keymap`, `mcpServers`, `compaction`, `tools`) merge per key.
+A file that cannot be read, or a key with the wrong shape, is reported in
+`Settings.problems` (path and key) and skipped; the other layers still apply.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from platformdirs import user_config_dir
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+PROJECT_SETTINGS = Path(".agent-tui") / "settings.json"
+LOCAL_SETTINGS = Path(".agent-tui") / "settings.local.json"
 
 
 @dataclass
@@ -31,7 +47,420 @@ class Settings:
     tools: dict[str, Any] = field(default_factory=dict)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     context_window: int | None = None
+    # The output cap sent as max_tokens (local servers often allow less than Claude).
+    max_output_tokens: int | None = None
+    # A server speaking the Messages API (from ANTHROPIC_BASE_URL, or `env` in a settings file).
+    base_url: str | None = None
     # Where each key's effective value came from: {"model": "project (.agent-tui/settings.json)", ...}
     sources: dict[str, str] = field(default_factory=dict)
     # Problems found while loading (invalid files, bad keys), reported to the user.
     problems: list[str] = field(default_factory=list)
+
+    def effective(self) -> list[SettingValue]:
+        """Every key with its effective value and where it came from (for `/config`).
+
+        Tables add one row per entry (`permissions.allow`, `env.FOO`, ...), each
+        with its own source; keys no layer set show their default.
+        """
+        rows: list[SettingValue] = []
+        for spec in KEYS:
+            value = getattr(self, spec.attr)
+            if spec.kind in ("table", "permissions", "hooks") and value:
+                for sub, sub_value in value.items():
+                    name = f"{spec.key}.{sub}"
+                    rows.append(SettingValue(name, sub_value, self.sources.get(name, "default")))
+            else:
+                rows.append(SettingValue(spec.key, value, self.sources.get(spec.key, "default")))
+        return rows
+
+
+@dataclass(frozen=True, slots=True)
+class SettingValue:
+    """One row of the effective settings: file spelling, value, source label."""
+
+    key: str
+    value: Any
+    source: str
+
+
+def config_dir() -> Path:
+    """The user's agent-tui config folder (`AGENT_TUI_CONFIG_DIR` overrides it)."""
+    override = os.environ.get("AGENT_TUI_CONFIG_DIR")
+    return Path(override).expanduser() if override else Path(user_config_dir("agent-tui"))
+
+
+def user_settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+# ---------------------------------------------------------------- key table
+
+
+class _Invalid(ValueError):
+    """A value of the wrong shape; the message says what was expected."""
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _Invalid(f"must be a non-empty string (got {value!r})")
+    return value
+
+
+def _positive_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise _Invalid(f"must be a positive integer (got {value!r})")
+    return value
+
+
+def _string_list(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Invalid(f"must be a list of strings (got {value!r})")
+    return list(value)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"must be an object (got {type(value).__name__})")
+    return dict(value)
+
+
+def _env_table(value: Any) -> dict[str, str]:
+    table = _object(value)
+    out = {}
+    for name, v in table.items():
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise _Invalid(f"value of {name!r} must be a string (got {v!r})")
+        out[name] = str(v)
+    return out
+
+
+def _string_table(value: Any) -> dict[str, str]:
+    table = _object(value)
+    for name, v in table.items():
+        if not isinstance(v, str):
+            raise _Invalid(f"value of {name!r} must be a string (got {v!r})")
+    return table
+
+
+def _object_table(value: Any) -> dict[str, Any]:
+    table = _object(value)
+    for name, v in table.items():
+        if not isinstance(v, dict):
+            raise _Invalid(f"entry {name!r} must be an object (got {type(v).__name__})")
+    return table
+
+
+def _hooks(value: Any) -> dict[str, Any]:
+    table = _object(value)
+    for name, v in table.items():
+        if not isinstance(v, list):
+            raise _Invalid(f"entry {name!r} must be a list of matchers (got {type(v).__name__})")
+    return table
+
+
+def _mode(value: Any) -> str:
+    if value not in PERMISSION_MODES:
+        raise _Invalid(f"must be one of {', '.join(PERMISSION_MODES)} (got {value!r})")
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid(f"must be true or false (got {value!r})")
+    return value
+
+
+def _percent(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 100:
+        raise _Invalid(f"must be a number above 0 and at most 100 (got {value!r})")
+    return value
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _Invalid(f"must be a whole number, 0 or more (got {value!r})")
+    return value
+
+
+# Entries of the free-form tables whose shape is known; other entries pass as they are.
+_TABLE_ENTRIES: dict[str, dict[str, Callable[[Any], Any]]] = {
+    "tools": {"maxConcurrency": _positive_int},
+    "compaction": {"auto": _bool, "thresholdPercent": _percent, "microcompactKeep": _count},
+}
+
+_PERMISSION_KEYS: dict[str, Callable[[Any], Any]] = {
+    "allow": _string_list,
+    "deny": _string_list,
+    "ask": _string_list,
+    "additionalDirectories": _string_list,
+    "defaultMode": _mode,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    key: str  # file spelling
+    attr: str  # Settings attribute
+    # "scalar": a higher layer replaces it; "table": merged per entry;
+    # "permissions": rule lists concatenated, defaultMode replaced; "hooks": lists concatenated.
+    kind: str
+    parse: Callable[[Any], Any]
+
+
+KEYS: tuple[_Key, ...] = (
+    _Key("model", "model", "scalar", _string),
+    _Key("fallbackModel", "fallback_model", "scalar", _string),
+    _Key("maxTurns", "max_turns", "scalar", _positive_int),
+    _Key("permissions", "permissions", "permissions", _object),
+    _Key("hooks", "hooks", "hooks", _hooks),
+    _Key("env", "env", "table", _env_table),
+    _Key("theme", "theme", "scalar", _string),
+    _Key("keymap", "keymap", "table", _string_table),
+    _Key("compaction", "compaction", "table", _object),
+    _Key("tools", "tools", "table", _object),
+    _Key("mcpServers", "mcp_servers", "table", _object_table),
+    _Key("contextWindow", "context_window", "scalar", _positive_int),
+    _Key("maxOutputTokens", "max_output_tokens", "scalar", _positive_int),
+    _Key("baseUrl", "base_url", "scalar", _string),
+)
+_BY_KEY = {k.key: k for k in KEYS}
+# Keys a file may carry that mean nothing here (editor schema hints).
+_IGNORED_KEYS = frozenset({"$schema"})
+
+# Environment variables, lowest first: a later one overrides an earlier one for the same key.
+ENV_VARS: tuple[tuple[str, str], ...] = (
+    ("ANTHROPIC_MODEL", "model"),
+    ("AGENT_TUI_MODEL", "model"),
+    ("AGENT_TUI_FALLBACK_MODEL", "fallbackModel"),
+    ("AGENT_TUI_MAX_TURNS", "maxTurns"),
+    ("AGENT_TUI_THEME", "theme"),
+    ("AGENT_TUI_CONTEXT_WINDOW", "contextWindow"),
+    ("AGENT_TUI_MAX_OUTPUT_TOKENS", "maxOutputTokens"),
+    ("ANTHROPIC_BASE_URL", "baseUrl"),
+    ("AGENT_TUI_PERMISSION_MODE", "permissions.defaultMode"),
+)
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_settings(
+    cwd: Path,
+    *,
+    settings_file: str | Path | None = None,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the effective settings for a session started in `cwd`.
+
+    `settings_file` is `--settings` (a path, or a JSON object as text);
+    `flags` holds the CLI flags in file spelling (`{"model": ..., "permissions":
+    {"allow": [...]}}`); `environ` defaults to `os.environ`.  Environment
+    variables listed in a file's `env` table count as environment, below the
+    real environment.
+    """
+    cwd = Path(cwd)
+    environ = os.environ if environ is None else environ
+    settings = Settings()
+    user_path = user_settings_path()
+    layers: list[tuple[str, dict[str, Any]]] = []
+    for label, path in (
+        (f"user ({_display(user_path)})", user_path),
+        (f"project ({PROJECT_SETTINGS})", cwd / PROJECT_SETTINGS),
+        (f"local ({LOCAL_SETTINGS})", cwd / LOCAL_SETTINGS),
+    ):
+        data = _read_file(path, settings.problems, missing_ok=True)
+        if data is not None:
+            layers.append((label, _validated(data, str(_display(path)), settings.problems)))
+    if settings_file is not None:
+        text = str(settings_file)
+        if text.lstrip().startswith("{"):
+            data = _parse_json(text, "--settings", settings.problems)
+            label = "--settings (inline JSON)"
+        else:
+            path = Path(text).expanduser()
+            if not path.is_absolute():
+                path = cwd / path
+            data = _read_file(path, settings.problems, missing_ok=False)
+            label = f"--settings ({_display(path)})"
+        if data is not None:
+            layers.append((label, _validated(data, label, settings.problems)))
+    if flags:
+        layers.append(("CLI flags", _validated(dict(flags), "CLI flags", settings.problems)))
+    for label, data in layers:
+        _apply(settings, data, label)
+    _apply_environment(settings, environ)
+    return settings
+
+
+def _display(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)
+
+
+def _read_file(path: Path, problems: list[str], *, missing_ok: bool) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if not missing_ok:
+            problems.append(f"{_display(path)}: settings file not found")
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{_display(path)}: cannot read settings: {exc}")
+        return None
+    if not text.strip():
+        return None
+    return _parse_json(text, _display(path), problems)
+
+
+def _parse_json(text: str, where: str, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        at = f" (line {line}, column {exc.colno})" if line is not None else ""  # type: ignore[attr-defined]
+        msg = getattr(exc, "msg", str(exc))
+        problems.append(f"{where}: not valid JSON{at}: {msg}; the file is ignored")
+        return None
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        problems.append(f"{where}: settings must be a JSON object (got {kind}); the file is ignored")
+        return None
+    return data
+
+
+def _validated(data: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+    """The keys of one layer that have the right shape; each bad key is one problem."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _IGNORED_KEYS:
+            continue
+        spec = _BY_KEY.get(key)
+        if spec is None:
+            problems.append(f"{where}: unknown key {key!r}, ignored")
+            continue
+        try:
+            parsed = spec.parse(value)
+        except _Invalid as exc:
+            problems.append(f"{where}: key {key!r} {exc}; ignored")
+            continue
+        if spec.kind == "permissions":
+            parsed = _validated_permissions(parsed, where, problems)
+        elif key in _TABLE_ENTRIES:
+            parsed = _validated_entries(key, parsed, where, problems)
+        out[key] = parsed
+    return out
+
+
+def _validated_permissions(table: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for sub, value in table.items():
+        parse = _PERMISSION_KEYS.get(sub)
+        if parse is None:
+            problems.append(f"{where}: unknown key 'permissions.{sub}', ignored")
+            continue
+        try:
+            out[sub] = parse(value)
+        except _Invalid as exc:
+            problems.append(f"{where}: key 'permissions.{sub}' {exc}; ignored")
+    return out
+
+
+def _validated_entries(key: str, table: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for sub, value in table.items():
+        parse = _TABLE_ENTRIES[key].get(sub)
+        try:
+            out[sub] = parse(value) if parse is not None else value
+        except _Invalid as exc:
+            problems.append(f"{where}: key '{key}.{sub}' {exc}; ignored")
+    return out
+
+
+def _apply(settings: Settings, data: dict[str, Any], label: str) -> None:
+    sources = settings.sources
+    for key, value in data.items():
+        spec = _BY_KEY[key]
+        current = getattr(settings, spec.attr)
+        if spec.kind == "scalar":
+            setattr(settings, spec.attr, value)
+            sources[key] = label
+            continue
+        merged = dict(current)
+        for sub, sub_value in value.items():
+            name = f"{key}.{sub}"
+            concatenate = (spec.kind == "hooks") or (spec.kind == "permissions" and sub != "defaultMode")
+            if concatenate and sub in merged:
+                merged[sub] = _union(merged[sub], sub_value)
+                sources[name] = f"{sources[name]} + {label}"
+            else:
+                merged[sub] = list(sub_value) if isinstance(sub_value, list) else sub_value
+                sources[name] = label
+        setattr(settings, spec.attr, merged)
+        sources[key] = _join_sources(sources.get(key), label)
+
+
+def _union(old: list[Any], new: list[Any]) -> list[Any]:
+    out = list(old)
+    for item in new:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _join_sources(old: str | None, label: str) -> str:
+    if not old:
+        return label
+    parts = old.split(" + ")
+    return old if label in parts else f"{old} + {label}"
+
+
+def _apply_environment(settings: Settings, environ: Mapping[str, str]) -> None:
+    """The top layer: real environment variables, then those a file's `env` table sets."""
+    for var, key in ENV_VARS:
+        if environ.get(var):
+            value, label = environ[var], f"environment ({var})"
+        elif settings.env.get(var):
+            origin = settings.sources[f"env.{var}"]
+            value, label = settings.env[var], f"environment ({var}, from the env table of {origin})"
+        else:
+            continue
+        spec_key, _, sub = key.partition(".")
+        spec = _BY_KEY[spec_key]
+        try:
+            if sub:
+                parsed = _PERMISSION_KEYS[sub](value)
+            else:
+                parsed = spec.parse(_coerce(spec, value))
+        except _Invalid as exc:
+            settings.problems.append(f"environment variable {var} {exc}; ignored")
+            continue
+        if sub:
+            table = dict(getattr(settings, spec.attr))
+            table[sub] = parsed
+            setattr(settings, spec.attr, table)
+            settings.sources[key] = label
+            settings.sources[spec_key] = _join_sources(settings.sources.get(spec_key), label)
+        else:
+            setattr(settings, spec.attr, parsed)
+            settings.sources[key] = label
+
+
+def _coerce(spec: _Key, value: str) -> Any:
+    if spec.parse is _positive_int:
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
+
+
+def apply_env(settings: Settings, environ: MutableMapping[str, str] | None = None) -> None:
+    """Export the `env` table into the process environment (the real environment wins),
+    so the SDK and every tool's subprocess see it."""
+    target = os.environ if environ is None else environ
+    for name, value in settings.env.items():
+        target.setdefault(name, value)

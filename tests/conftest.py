@@ -9,6 +9,25 @@ import pytest
 from tests.loopback import LoopbackServer
 
 
+# ---------------------------------------------------------------- isolation: user data and config dirs
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Transcripts, user settings and user memory go to temporary folders, never the
+    real user dirs, and the developer's own AGENT_TUI_* settings variables are ignored.
+    (Subprocesses inherit this environment.)"""
+    from agent_tui.config import ENV_VARS
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENT_TUI_DATA_DIR", str(tmp_path_factory.mktemp("user-data")))
+        mp.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
+        for var, _key in ENV_VARS:
+            if var.startswith("AGENT_TUI_"):
+                mp.delenv(var, raising=False)
+        yield
+
+
 # ---------------------------------------------------------------- api: loopback Messages API
 
 

@@ -30,6 +30,7 @@ def sample_events():
         ev.Compaction(tokens_before=10, tokens_after=5, trigger="auto"),
         ev.Interrupted(during="streaming"),
         ev.QueryFinished(terminal_reason="completed", turns=1, usage={}, result="a"),
+        ev.TodoUpdated(todos=[{"content": "Run tests", "status": "pending", "activeForm": "Running tests"}]),
     ]
 
 

@@ -183,7 +183,7 @@ async def test_max_turns_ends_the_query_with_a_valid_history(api, tmp_path):
     assert check_history(session.history) == []
 
 
-async def test_max_tokens_stop_ends_as_max_output_tokens_and_never_runs_a_truncated_tool(api, tmp_path):
+async def test_max_tokens_stop_is_asked_again_with_a_larger_limit_and_never_runs_a_truncated_tool(api, tmp_path):
     events = [
         ("message_start", '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",'
                           '"model":"claude-sonnet-4-6","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}'),
@@ -195,28 +195,32 @@ async def test_max_tokens_stop_ends_as_max_output_tokens_and_never_runs_a_trunca
         ("message_delta", '{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":50}}'),
         ("message_stop", '{"type":"message_stop"}'),
     ]
-    api.push(raw(events))
+    api.push(raw(events), reply("Written in full."))
     session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
     rec = Recorder(session)
 
     terminal = await session.submit("go")
 
-    assert terminal.reason is TerminalReason.MAX_OUTPUT_TOKENS
-    assert "output token limit" in terminal.error
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "Written in full."
+    assert [r.body["max_tokens"] for r in api.requests] == [32000, 64000]
+    assert api.requests[1].body["messages"] == api.requests[0].body["messages"]
     assert not rec.of(ev.ToolQueued)
     assert not list(tmp_path.iterdir())
     assert check_history(session.history) == []
-    assert session.history[-1]["content"][-1]["text"] == "Writing now"
 
 
-async def test_prompt_too_long_ends_with_a_clear_message(api, tmp_path):
-    api.push(status(400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"))
+async def test_prompt_too_long_that_compaction_cannot_fix_ends_with_a_clear_message(api, tmp_path):
+    api.handler = lambda body, i: status(
+        400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"
+    )
     session = make_session(api.url, tmp_path)
 
     terminal = await session.submit("huge")
 
     assert terminal.reason is TerminalReason.PROMPT_TOO_LONG
     assert "250000 tokens > 200000" in terminal.error and "/clear" in terminal.error
+    assert "Compacting the conversation failed" in terminal.error
+    assert check_history(session.history) == []
 
 
 async def test_auth_error_names_the_environment_variable(api, tmp_path):
@@ -413,5 +417,7 @@ async def test_request_carries_system_prompt_with_environment_and_tools(api, tmp
     assert f"Working directory: {tmp_path.resolve()}" in body["system"]
     assert "Is directory a git repo: No" in body["system"]
     assert "Today's date:" in body["system"]
-    assert [t["name"] for t in body["tools"]] == ["Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write"]
+    assert [t["name"] for t in body["tools"]] == [
+        "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "TodoWrite", "Agent"
+    ]
     assert body["stream"] is True

@@ -204,6 +204,15 @@ class QueryFinished(Event):
     duration_ms: int = 0
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TodoUpdated(Event):
+    """The agent's plan after a TodoWrite: the whole list, in order."""
+
+    type: ClassVar[str] = "todo_updated"
+    # [{"content": str, "status": "pending" | "in_progress" | "completed", "activeForm": str, "id"?: str}]
+    todos: list[dict[str, Any]]
+
+
 ALL_EVENTS: tuple[type[Event], ...] = (
     SessionStarted,
     UserMessage,
@@ -222,6 +231,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     Compaction,
     Interrupted,
     QueryFinished,
+    TodoUpdated,
 )
 
 # Events a slow subscriber may receive merged; every other event is delivered as published.

@@ -12,6 +12,7 @@ history stays valid.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,12 +20,14 @@ from typing import Any
 
 from ..tools.base import Progress, Tool, ToolContext, ToolResult, one_line, validate_schema
 from . import events as ev
+from .hooks import HookOutcome, HookRunner, context_text, hook_label
 from .messages import REJECT_MESSAGE, tool_result_block
-from .permissions import PermissionAnswer, PermissionPolicy
+from .permissions import Decision, PermissionAnswer, PermissionPolicy
 
 INTERRUPTED_BY_USER = "Interrupted by user"
-# Generic result cap until the context pipeline saves large results to disk.
-RESULT_CHAR_CAP = 100_000
+# Bounds memory only: before a request, the context pipeline (engine/context.py) saves
+# results over their tool's cap to a file and sends a preview and the path instead.
+RESULT_CHAR_CAP = 2_000_000
 PREVIEW_CHARS = 300
 
 
@@ -40,6 +43,10 @@ class TrackedTool:
     started: float = 0.0
     finished: float = 0.0
     outcome: str = ""  # done | error | cancelled | rejected
+    # A PreToolUse hook's `updatedInput`: what the tool runs with (the history keeps the model's input).
+    updated_input: dict[str, Any] | None = None
+    # Hook context for the model, appended to this tool's result.
+    hook_context: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -51,6 +58,8 @@ class TrackedTool:
 
     @property
     def input(self) -> dict[str, Any]:
+        if self.updated_input is not None:
+            return self.updated_input
         return self.block.get("input") or {}
 
 
@@ -80,16 +89,21 @@ class StreamingToolExecutor:
         emit: Callable[[ev.Event], None],
         make_context: Callable[[str], ToolContext],
         options: ExecutorOptions | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         self._tools = tools
         self._policy = policy
         self._emit = emit
         self._make_context = make_context
         self._options = options or ExecutorOptions()
+        self._hooks = hooks
+        # Set when a PreToolUse/PostToolUse hook answered `continue: false`: the query stops after these tools.
+        self.hook_stop: str | None = None
         self._tracked: list[TrackedTool] = []
         self._changed = asyncio.Event()
         self._sibling_error: str | None = None
         self._aborting = False
+        self._abort_reason: str | None = None
 
     # ------------------------------------------------------------ public
 
@@ -133,15 +147,19 @@ class StreamingToolExecutor:
             await self._changed.wait()
         return [t.result for t in self._tracked if t.result is not None]
 
-    async def abort(self, grace: float = 5.0) -> list[dict[str, Any]]:
-        """Cancel queued and running tools; every tool_use still gets a result."""
+    async def abort(self, grace: float = 5.0, reason: str | None = None) -> list[dict[str, Any]]:
+        """Cancel queued and running tools; every tool_use still gets a result.
+
+        `reason` is that result when the loop, not the user, drops the tools (a
+        retried stream, a model fallback)."""
         self._aborting = True
+        self._abort_reason = reason
         running = []
         for t in self._tracked:
             if t.status == "done":
                 continue
             if t.task is None:
-                self._finish(t, REJECT_MESSAGE, True, "rejected")
+                self._finish(t, reason or REJECT_MESSAGE, True, "cancelled" if reason else "rejected")
             else:
                 running.append(t.task)
                 t.task.cancel()
@@ -149,7 +167,7 @@ class StreamingToolExecutor:
             await asyncio.wait(running, timeout=grace)
         for t in self._tracked:
             if t.status != "done":
-                self._finish(t, INTERRUPTED_BY_USER, True, "cancelled")
+                self._finish(t, reason or INTERRUPTED_BY_USER, True, "cancelled")
         return [t.result for t in self._tracked if t.result is not None]
 
     @property
@@ -201,7 +219,10 @@ class StreamingToolExecutor:
         try:
             await self._run_inner(t)
         except asyncio.CancelledError:
-            message = self._sibling_error if self._sibling_error and not self._aborting else INTERRUPTED_BY_USER
+            if self._sibling_error and not self._aborting:
+                message = self._sibling_error
+            else:
+                message = self._abort_reason or INTERRUPTED_BY_USER
             self._finish(t, message, True, "cancelled")
             raise
         except Exception as exc:  # A tool bug becomes an error result; the turn goes on.
@@ -219,7 +240,10 @@ class StreamingToolExecutor:
         if problem is not None:
             self._finish(t, problem, True, "error")
             return
-        if not await self._permitted(t, tool):
+        pre = await self._pre_tool_use(t, tool, ctx)
+        if t.status == "done":  # a hook denied or stopped it
+            return
+        if not await self._permitted(t, tool, pre):
             return
         t.status = "running"
         t.started = time.monotonic()
@@ -234,6 +258,11 @@ class StreamingToolExecutor:
                 )
             elif isinstance(item, ToolResult):
                 result = item
+            elif isinstance(item, ev.Event):
+                # Tools publish through the executor, which tags a subagent's events with its parent.
+                if item.parent_tool_use_id is None and self._options.parent_tool_use_id is not None:
+                    item = dataclasses.replace(item, parent_tool_use_id=self._options.parent_tool_use_id)
+                self._emit(item)
         if result is None:
             result = ToolResult(f"Error: {t.name} produced no result", is_error=True)
         content = result.content
@@ -242,12 +271,100 @@ class StreamingToolExecutor:
             content = content[:RESULT_CHAR_CAP] + f"\n\n... [{cut} characters truncated] ..."
         if isinstance(content, str) and not content:
             content = f"({t.name} completed with no output)"
+        if not result.is_error:
+            await self._post_tool_use(t, content, result)
+        content = _with_context(content, t.hook_context)
         self._finish(t, content, result.is_error, "error" if result.is_error else "done", result.data)
         if result.is_error and t.name == "Bash":
             self._cancel_siblings(t)
 
-    async def _permitted(self, t: TrackedTool, tool: Tool) -> bool:
-        decision = self._policy.decide(tool, t.input)
+    # ------------------------------------------------------------ hooks
+
+    async def _pre_tool_use(self, t: TrackedTool, tool: Tool, ctx: ToolContext) -> HookOutcome | None:
+        """PreToolUse hooks: they may deny the call (finishing it here), rewrite its input or settle its permission."""
+        fields = {"tool_name": t.name, "tool_input": t.input, "tool_use_id": t.id}
+        if self._hooks is None or not self._hooks.has("PreToolUse", fields):
+            return None
+        parent = self._options.parent_tool_use_id
+        outcome = await self._hooks.run("PreToolUse", fields, parent_tool_use_id=parent)
+        label = hook_label("PreToolUse", fields)
+        if outcome.prevent_continuation:
+            self.hook_stop = outcome.stop_reason or f"Stopped by a {label} hook"
+            self._finish(t, f"Execution stopped by {label} hook: {self.hook_stop}", True, "rejected")
+            return outcome
+        if outcome.permission_decision == "deny":
+            self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
+            reason = outcome.permission_decision_reason or outcome.reason or "no reason given"
+            self._finish(t, f"{label} hook denied this tool call: {reason}", True, "rejected")
+            return outcome
+        if outcome.permission_decision == "allow" and outcome.permission_decision_reason:
+            self._emit(
+                ev.Notice(
+                    kind="hook",
+                    message=f"{label} hook allowed the call: {outcome.permission_decision_reason}",
+                    parent_tool_use_id=parent,
+                )
+            )
+        t.hook_context.extend(context_text(label, c) for c in outcome.additional_context)
+        if outcome.updated_input is not None:
+            t.updated_input = outcome.updated_input
+            problem = validate_schema(tool.input_schema, t.input)
+            if problem is None:
+                problem = await tool.validate(t.input, ctx)
+            if problem is not None:
+                self._finish(t, f"{problem} (in the input a {label} hook rewrote)", True, "error")
+        return outcome
+
+    async def _post_tool_use(self, t: TrackedTool, content: Any, result: ToolResult) -> None:
+        """PostToolUse hooks: the tool already ran, so they can only talk to the model or stop the query."""
+        fields = {"tool_name": t.name, "tool_input": t.input, "tool_use_id": t.id}
+        if self._hooks is None or not self._hooks.has("PostToolUse", fields):
+            return
+        text = content if isinstance(content, str) else _blocks_text(content)
+        fields["tool_response"] = {"result": text, **result.data}
+        outcome = await self._hooks.run("PostToolUse", fields, parent_tool_use_id=self._options.parent_tool_use_id)
+        label = hook_label("PostToolUse", fields)
+        if outcome.blocked:
+            t.hook_context.append(f"{label} hook feedback:\n{outcome.reason}")
+        t.hook_context.extend(context_text(label, c) for c in outcome.additional_context)
+        if outcome.prevent_continuation:
+            self.hook_stop = outcome.stop_reason or f"Stopped by a {label} hook"
+
+    def _with_hook_decision(self, decision: Decision, t: TrackedTool, pre: HookOutcome | None) -> Decision:
+        """A PreToolUse hook's allow/ask on top of the policy's decision.
+
+        "allow" stands in for a person's yes: it answers a question, or a refusal made only
+        because nobody could answer (print mode, dontAsk); deny rules, plan mode and
+        dangerous commands still win.  "ask" turns an allow into a question.
+        """
+        wanted = pre.permission_decision if pre is not None else None
+        if wanted is None or decision.danger:
+            return decision
+        label = hook_label("PreToolUse", {"tool_name": t.name})
+        if wanted == "allow":
+            unanswered = decision.behavior == "deny" and decision.reason in ("non_interactive", "dont_ask")
+            if decision.behavior == "ask" or unanswered:
+                return Decision("allow", rule=f"{label} hook", reason="hook")
+        elif wanted == "ask" and decision.behavior == "allow":
+            why = pre.permission_decision_reason if pre is not None else ""
+            message = why or f"A {label} hook asks for approval."
+            if not getattr(self._policy, "interactive", True):
+                return Decision(
+                    "deny", f"Permission to use {t.name} was not granted (non-interactive mode): {message}",
+                    reason="non_interactive",
+                )
+            if self._policy.mode == "dontAsk":
+                return Decision(
+                    "deny", f"Permission to use {t.name} was not granted (dontAsk mode): {message}", reason="dont_ask"
+                )
+            return Decision("ask", message, reason="hook")
+        elif wanted == "ask" and decision.behavior == "ask" and pre is not None and pre.permission_decision_reason:
+            return dataclasses.replace(decision, message=pre.permission_decision_reason)
+        return decision
+
+    async def _permitted(self, t: TrackedTool, tool: Tool, pre: HookOutcome | None = None) -> bool:
+        cwd = self._make_context(t.id).cwd
+        decision = self._with_hook_decision(self._policy.decide(tool, t.input, cwd=cwd), t, pre)
         if decision.behavior == "allow":
             return True
         if decision.behavior == "deny":
@@ -255,6 +372,10 @@ class StreamingToolExecutor:
             self._finish(t, decision.message or REJECT_MESSAGE, True, "rejected")
             return False
         t.status = "awaiting_permission"
+        if self._hooks is not None:
+            self._hooks.notify(
+                f"agent-tui needs your permission to use {t.name}", parent_tool_use_id=self._options.parent_tool_use_id
+            )
         diff = None
         preview = getattr(tool, "permission_preview", None)
         if preview is not None:
@@ -341,3 +462,12 @@ def _summary(tool: Tool | None, input: dict[str, Any]) -> str:
 
 def _blocks_text(content: list[dict[str, Any]]) -> str:
     return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+
+
+def _with_context(content: Any, extra: list[str]) -> Any:
+    """A tool result with hook feedback and context after it, for the model."""
+    if not extra:
+        return content
+    if isinstance(content, str):
+        return "\n\n".join([content, *extra])
+    return [*content, *({"type": "text", "text": text} for text in extra)]

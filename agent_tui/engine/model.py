@@ -440,11 +440,20 @@ def stream_error(data: str, started: bool) -> ModelError:
     return ModelError(kind, message, status=200, mid_stream=True if started else False)
 
 
+def _env_timeout() -> float:
+    try:
+        return float(os.environ["API_TIMEOUT_MS"]) / 1000.0
+    except (KeyError, ValueError):
+        return 600.0
+
+
 class AnthropicModel:
     """Streams from the Messages API through the official SDK.
 
     The SDK's own retries are off (`max_retries=0`): the loop retries, so that
     every retry is visible to the user and counted for model fallback.
+    `timeout` (default: `API_TIMEOUT_MS`, else 600 s) is also the read-stall
+    limit: a stream that sends nothing for that long fails as a retryable timeout.
     """
 
     offline = False
@@ -456,9 +465,12 @@ class AnthropicModel:
         api_key: str | None = None,
         auth_token: str | None = None,
         base_url: str | None = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
     ) -> None:
         from anthropic import AsyncAnthropic
+
+        if timeout is None:
+            timeout = _env_timeout()
 
         self.name = model
         self.label = model
@@ -469,6 +481,8 @@ class AnthropicModel:
             # Local servers speaking the Messages API usually need no key.
             api_key = "no-key"
         self.base_url = base_url
+        # False once the server answered count_tokens with "not found" (many local servers).
+        self._has_count_tokens = True
         self._client = AsyncAnthropic(
             api_key=api_key or None,
             auth_token=auth_token or None,
@@ -476,6 +490,27 @@ class AnthropicModel:
             max_retries=0,
             timeout=timeout,
         )
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """The exact input tokens of `request` from the count-tokens endpoint, or
+        None when the server does not offer it or the count fails."""
+        import anthropic
+
+        if not self._has_count_tokens or not request.messages:
+            return None
+        kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = request.tools
+        try:
+            result = await self._client.messages.count_tokens(**kwargs)
+        except anthropic.NotFoundError:
+            self._has_count_tokens = False
+            return None
+        except anthropic.APIError:
+            return None
+        return int(result.input_tokens)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool, on the loop that used it.
@@ -531,6 +566,10 @@ class AnthropicModel:
             raise ModelError("api_error", f"Malformed stream event: {exc}", mid_stream=acc.started) from exc
         except Exception as exc:
             # httpx2 transport errors raised while iterating an open stream.
+            if type(exc).__module__.startswith(("httpx", "httpcore", "h11")) and "Timeout" in type(exc).__name__:
+                raise ModelError(
+                    "timeout", f"The response stalled: {type(exc).__name__}", mid_stream=acc.started
+                ) from exc
             if type(exc).__module__.startswith(("httpx", "httpcore", "h11")):
                 raise ModelError(
                     "connection", f"Connection lost: {type(exc).__name__}: {exc}", mid_stream=acc.started

@@ -1,24 +1,63 @@
-"""Permission decisions: the hook point the executor asks before every tool call.
+"""Permission decisions: what the executor asks before every tool call (DESIGN §6).
 
-This is the engine-issue version: modes and `Tool` / `Tool(content)` /
-`Bash(prefix:*)` rules from flags, read-only calls allowed, everything else
-asked through a `permission_requested` event (or decided outright in print
-mode).  The full rule engine (settings files, path rules, dangerous-command
-flags) extends this module.
+Each call goes through, in order, and the first step that decides wins:
+
+1. deny rules (any source);
+2. plan mode: a tool that is not read-only is denied, and the model is told why;
+3. dangerous forms (`tools/bash_danger.py`: rm of a root, `curl | sh`, writes
+   to shell startup files or .git internals, sudo, …) ask, with the reason;
+4. ask rules;
+5. bypassPermissions allows;
+6. allow rules (for Bash every simple command must be allowed by a rule or be
+   read-only, and `Read(…)` rules cover what read-only commands read);
+7. read-only calls inside the working directories (cwd + additional
+   directories) are allowed; outside them they ask;
+8. acceptEdits allows file edits inside the working directories; outside
+   them it asks;
+9. everything else asks.
+
+"ask" becomes a deny in dontAsk mode and when nobody can answer (print mode).
+Paths are resolved through symlinks and `..` before any rule or directory
+check.  Dangerous forms ask even in bypassPermissions (Claude Code keeps such
+safety checks "bypass-immune" too): bypass skips the routine prompts, not the
+ones that guard against irreversible damage; a deny rule still denies them.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
-from dataclasses import dataclass, field
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from ..tools.bash_classify import is_read_only_part, parts_pass, read_paths
+from ..tools.bash_danger import danger_reason, sensitive_write_reason
+from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, Word, parse_command, unwrap
+from .permission_rules import (
+    PATH_TOOLS,
+    SAFE_ENV_VARS,
+    PathTarget,
+    Rule,
+    WorkingDirs,
+    bash_matches,
+    fallback_forms,
+    generic_matches,
+    path_pattern,
+    path_target,
+    rule_forms,
+    split_rules,
+    suggest_bash,
+    suggest_for_path,
+)
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 # Shift+Tab cycles through these (bypass and dontAsk are chosen explicitly).
 CYCLE = ("default", "acceptEdits", "plan")
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+BEHAVIORS = ("deny", "ask", "allow")
+# Tools that change only the session's own state (the plan list): no prompt, even in plan mode.
+NO_PERMISSION_TOOLS = frozenset({"TodoWrite"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +65,15 @@ class Decision:
     # "allow" | "deny" | "ask"
     behavior: str
     message: str = ""
+    # Why a person must look even where a rule or the mode would allow (shown in the prompt).
     danger: str | None = None
+    # What `a` (yes, don't ask again) records: one rule or several, comma-separated; None: not offered.
     suggested_rule: str | None = None
+    # The rule(s) that decided, comma-separated.
     rule: str | None = None
+    # "rule" | "mode" | "read_only" | "no_permission" | "plan" | "danger" | "ask_rule" | "outside" |
+    # "default" | "non_interactive" | "dont_ask"
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,129 +86,433 @@ class PermissionAnswer:
     feedback: str | None = None
 
 
-def parse_rule(rule: str) -> tuple[str, str | None]:
-    """`Bash(npm test:*)` -> ("Bash", "npm test:*"); `Read` -> ("Read", None)."""
-    rule = rule.strip()
-    if rule.endswith(")") and "(" in rule:
-        name, _, rest = rule.partition("(")
-        return name.strip(), rest[:-1]
-    return rule, None
+@dataclass(frozen=True, slots=True)
+class RuleEntry:
+    """One active rule, where it came from, and (for settings files) where it is stored."""
+
+    # "allow" | "deny" | "ask"
+    behavior: str
+    rule: str
+    # "user" | "project" | "local" | "settings" (--settings FILE) | "cli" | "session"
+    source: str
+    # The settings file holding it; None for flags and this session's rules.
+    path: Path | None = None
+    # Where `/pattern` path rules are anchored; None: the working directory.
+    base_dir: Path | None = None
 
 
-def rule_content_for(tool_name: str, input: dict[str, Any]) -> str | None:
-    if tool_name == "Bash":
-        return str(input.get("command", ""))
-    for key in ("file_path", "path", "pattern", "url"):
-        if isinstance(input.get(key), str):
-            return input[key]
-    return None
+class SettingsLayer(NamedTuple):
+    source: str
+    # The layer's `permissions` object: allow / deny / ask / defaultMode / additionalDirectories.
+    permissions: Mapping[str, Any]
+    # Anchors `/pattern` rules and relative additionalDirectories; None: the working directory.
+    base_dir: Path | None = None
+    # The settings file, so a rule can be removed from it; None for flags.
+    path: Path | None = None
 
 
-def rule_matches(rule: str, tool_name: str, input: dict[str, Any]) -> bool:
-    name, content = parse_rule(rule)
-    if name != tool_name and not (name.startswith("mcp__") and tool_name.startswith(name + "__")):
-        return False
-    if content is None or content in ("", "*"):
-        return True
-    value = rule_content_for(tool_name, input)
-    if value is None:
-        return False
-    if tool_name == "Bash":
-        if content.endswith(":*"):
-            prefix = content[:-2]
-            return value == prefix or value.startswith(prefix + " ")
-        if "*" in content:
-            return fnmatch.fnmatchcase(value, content)
-        return value == content
-    return fnmatch.fnmatchcase(value, content) or value == content
-
-
-def suggest_rule(tool_name: str, input: dict[str, Any]) -> str:
-    """A narrow rule for "yes, don't ask again": never `Bash(*)`."""
-    if tool_name == "Bash":
-        words = str(input.get("command", "")).split()
-        if not words:
-            return "Bash"
-        prefix = " ".join(words[:2]) if len(words) > 1 and not words[1].startswith("-") else words[0]
-        return f"Bash({prefix}:*)"
-    if tool_name in EDIT_TOOLS:
-        return tool_name
-    return tool_name
-
-
-@dataclass
 class PermissionPolicy:
-    """Decides allow / deny / ask for each tool call.
+    """Decides allow / deny / ask for each tool call, and keeps the rules by source.
 
     `interactive=False` (print mode) turns every "ask" into a deny, which the
-    caller reports in `permission_denials`.
+    caller reports in `permission_denials`.  Rules passed to the constructor
+    are recorded with source "cli".
     """
 
-    mode: str = "default"
-    allow: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    ask: list[str] = field(default_factory=list)
-    interactive: bool = True
-    # Where "yes, don't ask again" rules are written (None: this session only).
-    local_settings_path: Path | None = None
+    def __init__(
+        self,
+        mode: str = "default",
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        interactive: bool = True,
+        local_settings_path: Path | None = None,
+        *,
+        cwd: Path | None = None,
+        additional_dirs: Iterable[Path | str] = (),
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown permission mode {mode!r}; one of: {', '.join(MODES)}")
+        self.mode = mode
+        self.interactive = interactive
+        # Where "yes, don't ask again" rules are written (None: this session only).
+        self.local_settings_path = local_settings_path
+        self.cwd = Path(cwd).resolve() if cwd is not None else None
+        self.additional_dirs: list[Path] = []
+        # Problems found in the rules and settings given (malformed rules, unknown modes).
+        self.problems: list[str] = []
+        self._entries: list[tuple[RuleEntry, Rule]] = []
+        for directory in additional_dirs:
+            self.add_directory(directory)
+        for behavior, rules in (("allow", allow), ("deny", deny), ("ask", ask)):
+            for rule in rules:
+                self._add(RuleEntry(behavior, rule, "cli"))
 
-    def decide(self, tool: Any, input: dict[str, Any]) -> Decision:
-        name = tool.name
-        for rule in self.deny:
-            if rule_matches(rule, name, input):
-                return Decision("deny", f"Permission to use {name} has been denied by rule {rule}.", rule=rule)
-        for rule in self.ask:
-            if rule_matches(rule, name, input):
-                return self._ask(tool, input, f"Rule {rule} requires approval.")
-        read_only = _safe_call(tool.is_read_only, input)
-        if self.mode == "bypassPermissions":
-            return Decision("allow")
-        if self.mode == "plan" and not read_only:
-            return Decision(
-                "deny",
-                f"{name} is not allowed in plan mode: only read-only tools run. "
-                "Present the plan to the user instead of making changes.",
-            )
-        for rule in self.allow:
-            if rule_matches(rule, name, input):
-                return Decision("allow", rule=rule)
-        if read_only:
-            return Decision("allow")
-        if self.mode == "acceptEdits" and name in EDIT_TOOLS:
-            return Decision("allow")
-        if self.mode == "dontAsk":
-            return Decision("deny", f"Permission to use {name} was not granted (dontAsk mode).")
-        return self._ask(tool, input, f"{name} wants to {_verb(name)}.")
+    @classmethod
+    def from_settings(
+        cls,
+        layers: Iterable[SettingsLayer | tuple[Any, ...]],
+        *,
+        mode: str | None = None,
+        cwd: Path,
+        additional_dirs: Iterable[Path | str] = (),
+        interactive: bool = True,
+        local_settings_path: Path | None = None,
+    ) -> PermissionPolicy:
+        """A policy from settings layers, lowest precedence first (user, project, local, settings, cli).
 
-    def _ask(self, tool: Any, input: dict[str, Any], message: str) -> Decision:
-        if not self.interactive:
-            return Decision("deny", f"Permission to use {tool.name} was not granted (non-interactive mode).")
-        return Decision("ask", message, suggested_rule=suggest_rule(tool.name, input))
+        `mode` (the --permission-mode flag) wins over the layers' `defaultMode`,
+        and the last layer that sets a valid one wins over earlier ones.
+        `local_settings_path` defaults to the "local" layer's file, else
+        `<cwd>/.agent-tui/settings.local.json`.  Malformed entries are skipped
+        and described in `problems`.
+        """
+        cwd = Path(cwd).resolve()
+        layers = [SettingsLayer(*layer) for layer in layers]
+        local = next((layer.path for layer in layers if layer.source == "local" and layer.path), None)
+        policy = cls(
+            interactive=interactive,
+            local_settings_path=local_settings_path or local or cwd / ".agent-tui" / "settings.local.json",
+            cwd=cwd,
+            additional_dirs=additional_dirs,
+        )
+        chosen = None
+        for layer in layers:
+            perms = layer.permissions or {}
+            where = f"{layer.source}{f' ({layer.path})' if layer.path else ''}"
+            if not isinstance(perms, Mapping):
+                policy.problems.append(f"{where}: permissions must be an object")
+                continue
+            for behavior in ("allow", "deny", "ask"):
+                rules = perms.get(behavior, [])
+                if not isinstance(rules, list):
+                    policy.problems.append(f"{where}: permissions.{behavior} must be a list of rules")
+                    continue
+                for rule in rules:
+                    policy._add(RuleEntry(behavior, rule, layer.source, layer.path, layer.base_dir), where)
+            default_mode = perms.get("defaultMode")
+            if default_mode is not None:
+                if default_mode in MODES:
+                    chosen = default_mode
+                else:
+                    policy.problems.append(f"{where}: unknown defaultMode {default_mode!r}")
+            extra = perms.get("additionalDirectories", [])
+            if not isinstance(extra, list) or not all(isinstance(d, str) for d in extra):
+                policy.problems.append(f"{where}: permissions.additionalDirectories must be a list of paths")
+                continue
+            for directory in extra:
+                base = layer.base_dir or cwd
+                policy.add_directory(Path(base) / Path(directory).expanduser())
+        policy.mode = mode or chosen or "default"
+        if policy.mode not in MODES:
+            raise ValueError(f"unknown permission mode {policy.mode!r}; one of: {', '.join(MODES)}")
+        return policy
+
+    # ------------------------------------------------------------ rules, for /permissions
+
+    @property
+    def allow(self) -> list[str]:
+        return [e.rule for e in self.entries("allow")]
+
+    @property
+    def deny(self) -> list[str]:
+        return [e.rule for e in self.entries("deny")]
+
+    @property
+    def ask(self) -> list[str]:
+        return [e.rule for e in self.entries("ask")]
+
+    def entries(self, behavior: str | None = None) -> list[RuleEntry]:
+        """The active rules (of one behavior, or all), in the order they are checked within a behavior."""
+        return [entry for entry, _ in self._entries if behavior is None or entry.behavior == behavior]
+
+    def entries_by_source(self) -> dict[str, list[RuleEntry]]:
+        """The active rules grouped by source, sources in the order they were added."""
+        grouped: dict[str, list[RuleEntry]] = {}
+        for entry, _ in self._entries:
+            grouped.setdefault(entry.source, []).append(entry)
+        return grouped
+
+    def add_rule(self, rule: str, behavior: str = "allow", *, source: str = "session") -> RuleEntry:
+        """Add a rule for this session (not written anywhere).  ValueError when malformed."""
+        if behavior not in BEHAVIORS:
+            raise ValueError(f"unknown behavior {behavior!r}; one of: {', '.join(BEHAVIORS)}")
+        parsed = Rule.parse(rule)
+        entry = RuleEntry(behavior, parsed.text, source)
+        self._entries.append((entry, parsed))
+        return entry
+
+    def remove_rule(self, entry: RuleEntry) -> None:
+        """Stop applying `entry`; a rule from a settings file is also deleted from that file.
+
+        KeyError when the rule is not active; OSError / ValueError when its file
+        cannot be rewritten (the rule stays active then).
+        """
+        index = next((i for i, (e, _) in enumerate(self._entries) if e == entry), None)
+        if index is None:
+            raise KeyError(f"no active {entry.behavior} rule {entry.rule!r} from {entry.source}")
+        if entry.path is not None and entry.path.exists():
+            data = json.loads(entry.path.read_text())
+            rules = data.get("permissions", {}).get(entry.behavior, [])
+            if isinstance(rules, list):
+                match = next((r for r in rules if isinstance(r, str) and r.strip() == entry.rule), None)
+                if match is not None:
+                    rules.remove(match)
+                    _write_json(entry.path, data)
+        del self._entries[index]
 
     def remember(self, rule: str) -> None:
-        """Record an allow rule for this session and, when configured, the local settings file."""
-        if rule not in self.allow:
-            self.allow.append(rule)
+        """Record "yes, don't ask again": the allow rule(s) apply from now on and go to the local settings file."""
         path = self.local_settings_path
-        if path is None:
+        added = []
+        for text in split_rules(rule):
+            if any(e.behavior == "allow" and e.rule == text for e in self.entries()):
+                continue
+            entry = RuleEntry("allow", text, "local" if path else "session", path)
+            if self._add(entry):
+                added.append(entry.rule)
+        if path is None or not added:
             return
         try:
             data = json.loads(path.read_text()) if path.exists() else {}
         except (OSError, ValueError):
             data = {}
+        if not isinstance(data, dict):
+            data = {}
         perms = data.setdefault("permissions", {})
         allow = perms.setdefault("allow", [])
-        if rule not in allow:
-            allow.append(rule)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        tmp.replace(path)
+        allow.extend(r for r in added if r not in allow)
+        _write_json(path, data)
+
+    def add_directory(self, directory: Path | str) -> Path:
+        """Treat `directory` as a working directory too (reads allowed, edits in acceptEdits)."""
+        resolved = Path(os.path.realpath(Path(directory).expanduser()))
+        if resolved not in self.additional_dirs:
+            self.additional_dirs.append(resolved)
+        return resolved
+
+    def working_directories(self, cwd: Path | None = None) -> list[Path]:
+        env = self._env(cwd)
+        return [Path(d) for d in env.dirs]
 
     def cycle_mode(self) -> str:
         i = CYCLE.index(self.mode) if self.mode in CYCLE else -1
         self.mode = CYCLE[(i + 1) % len(CYCLE)]
         return self.mode
+
+    # ------------------------------------------------------------ decisions
+
+    def decide(self, tool: Any, input: dict[str, Any], *, cwd: Path | None = None) -> Decision:
+        """allow / deny / ask for one call; `cwd` is the session's, used when the policy has none."""
+        env = self._env(cwd)
+        name = tool.name
+        read_only = _safe_call(tool.is_read_only, input)
+        if name == "Bash" and isinstance(input.get("command"), str):
+            return self._decide_bash(input["command"], read_only, env)
+        target = path_target(name, input, env)
+        for entry, rule in self._rules("deny"):
+            if self._matches(rule, entry, name, input, target, env):
+                return _deny_by_rule(name, entry.rule)
+        if self.mode == "plan" and not read_only and name not in NO_PERMISSION_TOOLS:
+            return _plan_denial(name)
+        if target is not None and target.kind == "write":
+            danger = sensitive_write_reason(target.resolved, cwd=env.cwd, home=Path(env.home))
+            if danger:
+                return self._ask(name, f"{name} {danger}.", danger=danger, reason="danger")
+        for entry, rule in self._rules("ask"):
+            if self._matches(rule, entry, name, input, target, env):
+                suggestion = suggest_for_path(name, target, env)
+                return self._ask(name, f"Rule {entry.rule} requires approval.", suggestion, "ask_rule")
+        if name in NO_PERMISSION_TOOLS:
+            return Decision("allow", reason="no_permission")
+        if self.mode == "bypassPermissions":
+            return Decision("allow", reason="mode")
+        for entry, rule in self._rules("allow"):
+            if self._matches(rule, entry, name, input, target, env):
+                return Decision("allow", rule=entry.rule, reason="rule")
+        if read_only:
+            if target is None or target.inside:
+                return Decision("allow", reason="read_only")
+            return self._ask(
+                name, f"{name} wants to read {target.shown}, outside the working directories.",
+                suggest_for_path(name, target, env), "outside",
+            )
+        if target is not None and target.kind == "write":
+            if not target.inside:
+                return self._ask(
+                    name, f"{name} wants to write {target.shown}, outside the working directories.",
+                    suggest_for_path(name, target, env), "outside",
+                )
+            if self.mode == "acceptEdits":
+                return Decision("allow", reason="mode")
+        return self._ask(name, f"{name} wants to {_verb(name)}.", suggest_for_path(name, target, env), "default")
+
+    def _decide_bash(self, command: str, read_only: bool, env: WorkingDirs) -> Decision:
+        parsed = parse_command(command)
+        parts = list(parsed.every_part()) if parsed is not None else []
+        rule = self._bash_rule("deny", command, parsed, parts)
+        if rule:
+            return _deny_by_rule("Bash", rule)
+        if self.mode == "plan" and not read_only:
+            return _plan_denial("Bash")
+        danger = danger_reason(command, cwd=env.cwd, home=Path(env.home))
+        if danger:
+            return self._ask("Bash", f"This command {danger}.", danger=danger, reason="danger")
+        assert parsed is not None  # a command that does not parse is dangerous
+        rule = self._bash_rule("ask", command, parsed, parts)
+        if rule:
+            return self._ask("Bash", f"Rule {rule} requires approval.", suggest_bash(parts, env), "ask_rule")
+        if self.mode == "bypassPermissions":
+            return Decision("allow", reason="mode")
+        verdicts = {id(part): self._part_verdict(part, env) for part in parts}
+        if parts and parts_pass(parsed, lambda part: verdicts[id(part)] is not None, background=True):
+            rules = list(dict.fromkeys(v for v in verdicts.values() if v and v != "read_only"))
+            if rules:
+                return Decision("allow", rule=", ".join(rules), reason="rule")
+            return Decision("allow", reason="read_only")
+        failing = [part for part in parts if verdicts[id(part)] is None]
+        if failing and all(is_read_only_part(part) for part in failing):
+            return self._ask(
+                "Bash", "This command reads outside the working directories.", suggest_bash(failing, env), "outside"
+            )
+        return self._ask("Bash", "Bash wants to run a command.", suggest_bash(failing, env), "default")
+
+    def _part_verdict(self, part: CommandPart, env: WorkingDirs) -> str | None:
+        """"read_only", the allow rule that covers `part`, or None."""
+        if not part.words:
+            return None
+        if is_read_only_part(part):
+            outside = [r for r in (env.resolve(p) for p in read_paths(part)) if not env.inside(r)]
+            if not outside:
+                return "read_only"
+            granted = [self._read_rule(path, env) for path in outside]
+            if all(granted):
+                return ", ".join(dict.fromkeys(r for r in granted if r))
+        if any(a.split("=", 1)[0] not in SAFE_ENV_VARS for a in part.assignments):
+            return None
+        if not all(self._writes_inside(r.target, env) for r in part.redirects if r.writes and r.target):
+            return None
+        forms = {part.normalized(), part.normalized(unwrap(part.argv, BENIGN_WRAPPERS)[0])}
+        for entry, rule in self._rules("allow"):
+            if rule.tool == "Bash" and (rule.whole_tool or any(bash_matches(rule.content, f) for f in forms if f)):
+                return entry.rule
+        return None
+
+    @staticmethod
+    def _writes_inside(target: Word, env: WorkingDirs) -> bool:
+        """An allow rule covers a command's output redirection only into the working directories."""
+        if target.value in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+            return True
+        return not target.expands and env.inside(env.resolve(target.value))
+
+    def _read_rule(self, resolved: str, env: WorkingDirs) -> str | None:
+        """The Read allow rule letting a read-only command read `resolved`."""
+        target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), False)
+        for entry, rule in self._rules("allow"):
+            if rule.tool == "Read" and self._matches(rule, entry, "Read", {}, target, env):
+                return entry.rule
+        return None
+
+    def _bash_rule(
+        self, behavior: str, command: str, parsed: ParsedCommand | None, parts: list[CommandPart]
+    ) -> str | None:
+        """The first deny or ask rule matching the command or any part of it, in any spelling."""
+        rules = [(entry, rule) for entry, rule in self._rules(behavior) if rule.tool == "Bash"]
+        if not rules:
+            return None
+        forms = {" ".join(command.split())}
+        for part in parts:
+            forms |= rule_forms(part)
+        if parsed is None:
+            forms |= fallback_forms(command)
+        for entry, rule in rules:
+            if rule.whole_tool or any(bash_matches(rule.content, form) for form in forms if form):
+                return entry.rule
+        return None
+
+    def _matches(
+        self,
+        rule: Rule,
+        entry: RuleEntry,
+        name: str,
+        input: dict[str, Any],
+        target: PathTarget | None,
+        env: WorkingDirs,
+    ) -> bool:
+        if not rule.names_tool(name):
+            return False
+        if rule.whole_tool:
+            return True
+        if name in PATH_TOOLS:
+            if target is None:
+                return False
+            base = str(entry.base_dir) if entry.base_dir is not None else str(env.cwd)
+            pattern = path_pattern(rule.content, base_dir=base, cwd=str(env.cwd), home=env.home)
+            if pattern.matches(target.resolved, target.is_dir):
+                return True
+            # A search of a folder reads what is in it: deny and ask rules on its contents apply.
+            return entry.behavior != "allow" and target.is_dir and pattern.matches(target.resolved + "/\0", False)
+        if name == "Bash":
+            return False
+        return generic_matches(rule.content, input)
+
+    def _ask(self, name: str, message: str, suggestion: str | None = None, reason: str = "default",
+             *, danger: str | None = None) -> Decision:
+        if not self.interactive:
+            return Decision(
+                "deny", f"Permission to use {name} was not granted (non-interactive mode): {message}",
+                danger=danger, reason="non_interactive",
+            )
+        if self.mode == "dontAsk":
+            return Decision(
+                "deny", f"Permission to use {name} was not granted (dontAsk mode runs only pre-approved tools): "
+                f"{message}", danger=danger, reason="dont_ask",
+            )
+        return Decision("ask", message, danger=danger, suggested_rule=None if danger else suggestion, reason=reason)
+
+    # ------------------------------------------------------------ internals
+
+    def _add(self, entry: RuleEntry, where: str | None = None) -> bool:
+        try:
+            rule = Rule.parse(entry.rule)
+        except ValueError as exc:
+            self.problems.append(f"{where or entry.source}: {exc}")
+            return False
+        self._entries.append((RuleEntry(entry.behavior, rule.text, entry.source, entry.path, entry.base_dir), rule))
+        return True
+
+    def _rules(self, behavior: str) -> list[tuple[RuleEntry, Rule]]:
+        return [(entry, rule) for entry, rule in self._entries if entry.behavior == behavior]
+
+    def _env(self, cwd: Path | None) -> WorkingDirs:
+        base = self.cwd or (Path(cwd) if cwd is not None else Path.cwd())
+        real = os.path.realpath(base)
+        dirs = dict.fromkeys([real, *(str(d) for d in self.additional_dirs)])
+        return WorkingDirs(Path(real), tuple(dirs), os.path.realpath(os.path.expanduser("~")))
+
+
+# ------------------------------------------------------------ helpers
+
+
+def _deny_by_rule(name: str, rule: str) -> Decision:
+    return Decision("deny", f"Permission to use {name} has been denied by rule {rule}.", rule=rule, reason="rule")
+
+
+def _plan_denial(name: str) -> Decision:
+    return Decision(
+        "deny",
+        f"{name} was not run: plan mode is on, and in plan mode only read-only tools run. "
+        "Keep researching with read-only tools, then present your plan to the user; "
+        "changes can be made once they leave plan mode.",
+        reason="plan",
+    )
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)
 
 
 def _safe_call(fn: Any, input: dict[str, Any]) -> bool:
@@ -179,4 +528,5 @@ def _verb(name: str) -> str:
         "Write": "write a file",
         "Edit": "edit a file",
         "MultiEdit": "edit a file",
+        "NotebookEdit": "edit a notebook",
     }.get(name, "run")

@@ -5,10 +5,18 @@
 `Terminal`.  (Python async generators cannot return a value, so the loop is a
 coroutine that publishes, rather than a generator that yields and returns.)
 
-One iteration: normalise the history -> stream the model call, handing each
+One iteration: pre-process the history (engine/context.py: tool-result budget
+-> microcompact -> autocompact) -> stream the model call, handing each
 completed tool_use to the executor while the stream runs -> no tool_use:
 `completed` -> collect results in block order -> append the assistant message
 and one user message with every tool_result -> `next_turn`.
+
+Recovery paths are continues with their own transition: a cut-off answer is
+asked again with a larger output limit (`max_output_tokens_escalate`), then
+nudged (`max_output_tokens_recovery`); a prompt that is too long is compacted
+once (`reactive_compact_retry`); three overloaded errors in a row switch to the
+fallback model (`fallback_retry`); a token budget nudges the model to wrap up
+(`token_budget_continuation`).
 """
 
 from __future__ import annotations
@@ -16,19 +24,26 @@ from __future__ import annotations
 import asyncio
 import enum
 import random
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..tools.base import Tool, ToolContext
 from . import events as ev
+from .budget import BudgetTracking, check_token_budget
+from .compaction import CompactionFailed, CompactionInterrupted, compact_conversation
+from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
 from .executor import ExecutorOptions, StreamingToolExecutor
+from .hooks import HookOutcome, HookRunner
 from .messages import (
     INTERRUPTED_FOR_TOOL_USE,
     INTERRUPTED_MESSAGE,
     Message,
     assistant_message,
     normalize_for_api,
+    strip_thinking_signatures,
     text_block,
     user_message,
 )
@@ -43,6 +58,7 @@ from .model import (
     ModelError,
     ModelRequest,
     context_window_for,
+    output_cap_for,
 )
 from .permissions import PermissionPolicy
 
@@ -68,6 +84,8 @@ class TerminalReason(str, enum.Enum):
     STOP_HOOK_PREVENTED = "stop_hook_prevented"
     HOOK_STOPPED = "hook_stopped"
     MAX_OUTPUT_TOKENS = "max_output_tokens"
+    # --max-budget-tokens spent, or diminishing returns while wrapping up.
+    TOKEN_BUDGET = "token_budget"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +97,12 @@ class State:
     max_output_tokens_recovery_count: int = 0
     has_attempted_reactive_compact: bool = False
     stop_hook_active: bool = False
-    auto_compact_tracking: Any = None
+    auto_compact_tracking: ContextTracking = ContextTracking()
+    # The model requests go to (the fallback model after `fallback_retry`).
+    model: str = ""
+    # The system prompt (memory files are re-read after a compaction).
+    system: str | list[dict[str, Any]] = ""
+    token_budget: BudgetTracking = BudgetTracking()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +113,8 @@ class Terminal:
     result: str = ""
     error: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    # For the next query of the session: last usage and autocompact failures.
+    tracking: ContextTracking = field(default_factory=ContextTracking)
 
     @property
     def is_error(self) -> bool:
@@ -129,8 +154,22 @@ class QueryParams:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     parent_tool_use_id: str | None = None
     executor_options: ExecutorOptions | None = None
+    hooks: HookRunner | None = None
     # Totals across every request of this query (for the result object).
     usage_totals: dict[str, int] = field(default_factory=dict)
+    # Called with each message the loop completes, as it completes (the transcript store).
+    on_message: Callable[[Message], None] | None = None
+    # Switch to this model after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a row.
+    fallback_model: str | None = None
+    # --max-budget-tokens: output tokens this query may spend.
+    max_budget_tokens: int | None = None
+    compaction: CompactionSettings | None = None
+    # Where the tool-result budget saves large results (default: a temporary folder).
+    results_dir: Path | None = None
+    # Called after a compaction: re-reads the memory files, returns the system prompt to use.
+    reload_system: Callable[[], str | list[dict[str, Any]]] | None = None
+    # What the previous query of the session left: last usage, autocompact failures.
+    tracking: ContextTracking | None = None
 
 
 @dataclass
@@ -163,18 +202,64 @@ class _Aborted(Exception):
     pass
 
 
-def _auto_compact_threshold(window: int, max_output: int) -> int:
-    return window - min(max_output, 20_000) - 13_000
+MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3
+ESCALATED_MAX_TOKENS = 64_000
+# Consecutive overloaded errors on one request before switching to the fallback model.
+MAX_CONSECUTIVE_OVERLOADED = 3
+MAX_TOKENS_NUDGE = (
+    "Output token limit hit. Resume directly — no apology, no recap of what you were doing. "
+    "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
+)
+FALLBACK_RESULT = "Model fallback triggered"
+# Stop reasons that mean the answer was cut off before its end.
+_CUT_OFF = ("max_tokens", "model_context_window_exceeded")
+
+
+class _FallbackTriggered(Exception):
+    def __init__(self, from_model: str, to_model: str) -> None:
+        super().__init__(f"{from_model} -> {to_model}")
+        self.from_model = from_model
+        self.to_model = to_model
+
+
+def meta_user_message(text: str) -> Message:
+    """A user message the engine writes to steer the model; front ends may hide it
+    (`_meta` never reaches the API: requests carry only role and content)."""
+    return {"role": "user", "content": [text_block(text)], "_meta": True}
+
+
+def escalated_max_tokens(model: str) -> int:
+    return min(ESCALATED_MAX_TOKENS, output_cap_for(model))
 
 
 async def query(params: QueryParams) -> Terminal:
     emit = params.emit
     parent = params.parent_tool_use_id
     tools_by_name = {t.name: t for t in params.tools}
-    api_tools = [_tool_to_api(t) for t in params.tools]
-    model_name = params.model_name or params.model.name
-    window = params.context_window or context_window_for(model_name)
-    state = State(messages=tuple(params.messages))
+    api_tools = [tool_to_api(t) for t in params.tools]
+    primary = params.model_name or params.model.name
+    settings = params.compaction or CompactionSettings()
+    base_env = PipelineEnv(
+        model=params.model,
+        model_name=primary,
+        window=params.context_window or context_window_for(primary),
+        max_output=params.max_tokens,
+        system=params.system,
+        tools=api_tools,
+        settings=settings,
+        save_dir=params.results_dir or Path(tempfile.gettempdir()) / "agent-tui" / "tool-results",
+        emit=emit,
+        abort=params.abort,
+        retry=params.retry,
+        usage_totals=params.usage_totals,
+        parent_tool_use_id=parent,
+    )
+    state = State(
+        messages=tuple(params.messages),
+        model=primary,
+        system=params.system,
+        auto_compact_tracking=params.tracking or ContextTracking(),
+    )
 
     def finish(reason: TerminalReason, messages: list[Message], error: str | None = None) -> Terminal:
         return Terminal(
@@ -184,17 +269,44 @@ async def query(params: QueryParams) -> Terminal:
             result=_last_text(messages),
             error=error,
             usage=dict(params.usage_totals),
+            tracking=state.auto_compact_tracking,
         )
+
+    def fail(reason: TerminalReason, messages: list[Message], text: str) -> Terminal:
+        emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
+        return finish(reason, messages, error=text)
+
+    def interrupted(messages: list[Message]) -> Terminal:
+        emit(ev.Interrupted(during="streaming", parent_tool_use_id=parent))
+        return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
 
     while True:
         messages = list(state.messages)
         if params.abort.is_set():
             return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
+        model_name = state.model
+        window = params.context_window or context_window_for(model_name)
         max_tokens = state.max_output_tokens_override or params.max_tokens
+        if model_name != primary:
+            max_tokens = min(max_tokens, output_cap_for(model_name))
+        env = replace(base_env, model_name=model_name, window=window, max_output=max_tokens, system=state.system)
+
+        # (1) Pre-process: tool-result budget -> microcompact -> autocompact.
+        try:
+            prepared = await prepare(messages, state.auto_compact_tracking, env)
+        except CompactionInterrupted:
+            return interrupted(messages)
+        messages = prepared.messages
+        state = replace(state, auto_compact_tracking=prepared.tracking)
+        if prepared.compacted is not None:
+            state = replace(state, system=_reloaded_system(params, state.system))
+        if not settings.auto and prepared.tokens >= settings.blocking_limit(window):
+            return fail(TerminalReason.BLOCKING_LIMIT, messages, _blocking_limit_message(prepared.tokens, window))
+
         request = ModelRequest(
             model=model_name,
             messages=normalize_for_api(messages),
-            system=params.system,
+            system=state.system,
             tools=api_tools,
             max_tokens=max_tokens,
         )
@@ -206,11 +318,18 @@ async def query(params: QueryParams) -> Terminal:
                 make_context=params.make_context,
                 options=params.executor_options
                 or ExecutorOptions(max_concurrency=params.max_concurrency, parent_tool_use_id=parent),
+                hooks=params.hooks,
             )
 
+        # (2) Stream the model call; tools start at each tool_use's content_block_stop.
         try:
             streamed, executor = await _stream_with_retries(
-                params, request, state.turn_count, make_executor, window
+                params,
+                request,
+                state.turn_count,
+                make_executor,
+                window,
+                replaces_partial=state.transition is Transition.MAX_OUTPUT_TOKENS_ESCALATE,
             )
         except _Aborted as aborted:
             streamed, executor = aborted.args
@@ -225,30 +344,87 @@ async def query(params: QueryParams) -> Terminal:
             else:
                 messages.append(user_message(INTERRUPTED_MESSAGE))
             return finish(TerminalReason.ABORTED_STREAMING, messages)
+        except _FallbackTriggered as fallback:
+            emit(
+                ev.Notice(
+                    kind="fallback",
+                    message=f"Switched to {fallback.to_model} due to high demand for {fallback.from_model}",
+                    parent_tool_use_id=parent,
+                )
+            )
+            # Thinking signatures are bound to the model that wrote them: replayed to another, they 400.
+            state = replace(
+                state,
+                messages=tuple(strip_thinking_signatures(messages)),
+                model=fallback.to_model,
+                transition=Transition.FALLBACK_RETRY,
+                auto_compact_tracking=state.auto_compact_tracking.forget_usage(),
+            )
+            continue
         except ModelError as err:
-            text = _describe_model_error(err, model_name)
-            emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
+            failure = None
+            if err.kind == "prompt_too_long" and not state.has_attempted_reactive_compact:
+                try:
+                    compacted = await compact_conversation(messages, env, trigger="reactive", overflow=err.message)
+                except CompactionInterrupted:
+                    return interrupted(messages)
+                except CompactionFailed as exc:
+                    failure = str(exc)
+                else:
+                    state = replace(
+                        state,
+                        messages=tuple(compacted.messages),
+                        system=_reloaded_system(params, state.system),
+                        transition=Transition.REACTIVE_COMPACT_RETRY,
+                        has_attempted_reactive_compact=True,
+                        auto_compact_tracking=ContextTracking(
+                            compact_failures=state.auto_compact_tracking.compact_failures
+                        ),
+                    )
+                    continue
             reason = TerminalReason.PROMPT_TOO_LONG if err.kind == "prompt_too_long" else TerminalReason.MODEL_ERROR
-            return finish(reason, messages, error=text)
+            return fail(reason, messages, _describe_model_error(err, model_name, failure))
 
+        # (3) Decide.
         assert streamed.message is not None
         content = streamed.message["content"]
         tool_use_blocks = [b for b in content if b.get("type") == "tool_use"]
+        cut_off = streamed.stop_reason in _CUT_OFF
+        tracking = state.auto_compact_tracking
 
+        if (
+            streamed.stop_reason == "max_tokens"
+            and state.max_output_tokens_override is None
+            and state.max_output_tokens_recovery_count == 0
+            and escalated_max_tokens(model_name) > max_tokens
+        ):
+            # Silently ask again with a larger output limit; the cut answer is dropped.
+            await executor.abort(reason="Discarded: the answer was cut off and is being requested again")
+            state = replace(
+                state,
+                messages=tuple(messages),
+                max_output_tokens_override=escalated_max_tokens(model_name),
+                transition=Transition.MAX_OUTPUT_TOKENS_ESCALATE,
+                auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages), output=False),
+            )
+            continue
+
+        state = replace(
+            state, auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages) + (1 if content else 0))
+        )
         if not content:
             # Refusal or an empty answer: nothing to append (an empty assistant message is invalid).
             if streamed.stop_reason == "refusal":
                 text = "The model declined to answer this request (stop_reason: refusal)."
                 emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
                 return finish(TerminalReason.COMPLETED, messages, error=text)
-            if streamed.stop_reason == "max_tokens":
-                text = _max_tokens_message(max_tokens)
-                emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
-                return finish(TerminalReason.MAX_OUTPUT_TOKENS, messages, error=text)
-            return finish(TerminalReason.COMPLETED, messages)
+            if not cut_off:
+                return finish(TerminalReason.COMPLETED, messages)
+        else:
+            messages.append(streamed.message)
+            _completed(params, streamed.message)
 
-        messages.append(streamed.message)
-
+        # (4) Collect the executor's results, in block order.
         if tool_use_blocks:
             try:
                 results = await _race_abort(executor.results(), params.abort)
@@ -258,27 +434,102 @@ async def query(params: QueryParams) -> Terminal:
                 messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
                 return finish(TerminalReason.ABORTED_TOOLS, messages)
             messages.append(user_message(results))
+            _completed(params, messages[-1])
+            if executor.hook_stop is not None:
+                text = f"Stopped by a hook: {executor.hook_stop}"
+                emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
+                return finish(TerminalReason.HOOK_STOPPED, messages, error=executor.hook_stop)
 
-        if streamed.stop_reason == "max_tokens":
-            text = _max_tokens_message(max_tokens)
-            emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
-            return finish(TerminalReason.MAX_OUTPUT_TOKENS, messages, error=text)
+        if cut_off:
+            # Keep the partial answer (a truncated tool_use never reached the executor) and nudge.
+            if state.max_output_tokens_recovery_count >= MAX_OUTPUT_TOKENS_RECOVERY_LIMIT:
+                return fail(TerminalReason.MAX_OUTPUT_TOKENS, messages, _max_tokens_message(max_tokens))
+            messages.append(meta_user_message(MAX_TOKENS_NUDGE))
+            _completed(params, messages[-1])
+            state = replace(
+                state,
+                messages=tuple(messages),
+                transition=Transition.MAX_OUTPUT_TOKENS_RECOVERY,
+                max_output_tokens_recovery_count=state.max_output_tokens_recovery_count + 1,
+            )
+            continue
 
         if not tool_use_blocks:
-            return finish(TerminalReason.COMPLETED, messages)
+            stop = await _stop_hooks(params, state)
+            if stop is not None and stop.prevent_continuation:
+                text = stop.stop_reason or f"A {stop.event} hook ended the query"
+                emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
+                return finish(TerminalReason.STOP_HOOK_PREVENTED, messages, error=text)
+            if stop is None or not stop.blocked:
+                return finish(TerminalReason.COMPLETED, messages)
+            # The hook wants more work: its reason is the model's next instruction.
+            messages.append(user_message(f"{stop.event} hook feedback:\n{stop.reason}"))
+            _completed(params, messages[-1])
+            if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
+                text = f"Reached the maximum number of turns ({params.max_turns})."
+                emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
+                return finish(TerminalReason.MAX_TURNS, messages, error=text)
+            state = replace(
+                state,
+                messages=tuple(messages),
+                turn_count=state.turn_count + 1,
+                transition=Transition.STOP_HOOK_BLOCKING,
+                stop_hook_active=True,
+                max_output_tokens_override=None,
+            )
+            continue
 
         if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
             text = f"Reached the maximum number of turns ({params.max_turns})."
             emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
             return finish(TerminalReason.MAX_TURNS, messages, error=text)
 
+        transition = Transition.NEXT_TURN
+        if params.max_budget_tokens:
+            verdict = check_token_budget(
+                params.max_budget_tokens, params.usage_totals.get("output_tokens", 0), state.token_budget
+            )
+            if verdict.action == "stop":
+                return fail(TerminalReason.TOKEN_BUDGET, messages, verdict.message)
+            if verdict.action == "nudge":
+                messages.append(meta_user_message(verdict.message))
+                _completed(params, messages[-1])
+                transition = Transition.TOKEN_BUDGET_CONTINUATION
+                state = replace(state, token_budget=verdict.tracking)
+
+        # (5) The results are in the history: next turn.
         state = replace(
             state,
             messages=tuple(messages),
             turn_count=state.turn_count + 1,
-            transition=Transition.NEXT_TURN,
+            transition=transition,
             max_output_tokens_override=None,
+            max_output_tokens_recovery_count=0,
+            has_attempted_reactive_compact=False,
         )
+
+
+def _reloaded_system(params: QueryParams, current: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    return params.reload_system() if params.reload_system is not None else current
+
+
+async def _stop_hooks(params: QueryParams, state: State) -> HookOutcome | None:
+    """Stop hooks (SubagentStop in a subagent) where the loop would complete; None when none ran."""
+    if params.hooks is None:
+        return None
+    event = "SubagentStop" if params.parent_tool_use_id else "Stop"
+    outcome = await params.hooks.run(
+        event,
+        {"stop_hook_active": state.stop_hook_active},
+        abort=params.abort,
+        parent_tool_use_id=params.parent_tool_use_id,
+    )
+    return None if outcome.aborted or not outcome.runs else outcome
+
+
+def _completed(params: QueryParams, message: Message) -> None:
+    if params.on_message is not None:
+        params.on_message(message)
 
 
 async def _race_abort(awaitable: Any, abort: asyncio.Event) -> Any:
@@ -311,8 +562,16 @@ async def _stream_with_retries(
     turn: int,
     make_executor: Callable[[], StreamingToolExecutor],
     window: int,
+    *,
+    replaces_partial: bool = False,
 ) -> tuple[_Streamed, StreamingToolExecutor]:
+    """Stream `request`, retrying what is retryable.  `attempt` > 1 in
+    `request_started` tells front ends the previous partial answer was dropped
+    (a retry, or a cut-off answer asked again: `replaces_partial`).  Raises
+    `_FallbackTriggered` after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a
+    row when a fallback model is set."""
     attempt = 1
+    overloaded = 0
     while True:
         executor = make_executor()
         params.emit(
@@ -320,7 +579,7 @@ async def _stream_with_retries(
                 turn=turn,
                 model=request.model,
                 max_tokens=request.max_tokens,
-                attempt=attempt,
+                attempt=attempt + (1 if replaces_partial else 0),
                 parent_tool_use_id=params.parent_tool_use_id,
             )
         )
@@ -332,8 +591,16 @@ async def _stream_with_retries(
             raise _Aborted(streamed, executor) from None
         except ModelError as err:
             # Tools started from a stream that failed are discarded with its blocks.
-            await executor.abort()
-            if not err.retryable or attempt > params.retry.max_retries:
+            overloaded = overloaded + 1 if err.kind == "overloaded" else 0
+            fallback = params.fallback_model
+            if overloaded >= MAX_CONSECUTIVE_OVERLOADED and fallback and fallback != request.model:
+                await executor.abort(reason=FALLBACK_RESULT)
+                raise _FallbackTriggered(request.model, fallback) from None
+            retrying = err.retryable and attempt <= params.retry.max_retries
+            await executor.abort(
+                reason=f"Discarded: the response failed ({_short_error(err)})" + ("; retrying" if retrying else "")
+            )
+            if not retrying:
                 raise
             delay = params.retry.delay(attempt, err.retry_after)
             where = " mid-stream" if err.mid_stream else ""
@@ -360,7 +627,7 @@ async def _stream_once(
     emit = params.emit
     parent = params.parent_tool_use_id
     max_output = request.max_tokens
-    threshold = _auto_compact_threshold(window, max_output)
+    threshold = (params.compaction or CompactionSettings()).auto_compact_threshold(window, max_output)
     totals = params.usage_totals
     base_usage: dict[str, int] = {}
 
@@ -424,7 +691,7 @@ def _public_block(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if not k.startswith("_")}
 
 
-def _tool_to_api(tool: Tool) -> dict[str, Any]:
+def tool_to_api(tool: Tool) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
@@ -455,11 +722,22 @@ def _max_tokens_message(max_tokens: int) -> str:
     )
 
 
-def _describe_model_error(err: ModelError, model: str) -> str:
+def _blocking_limit_message(tokens: int, window: int) -> str:
+    return (
+        f"The context is {tokens * 100 // window}% full ({tokens:,} of {window:,} tokens) and auto-compact "
+        "is off. Run /compact to summarise the conversation, or /clear to start a new one."
+    )
+
+
+def _describe_model_error(err: ModelError, model: str, compaction_failure: str | None = None) -> str:
     if err.kind == "prompt_too_long":
+        if compaction_failure is not None:
+            why = f"Compacting the conversation failed: {compaction_failure}. "
+        else:
+            why = "It is still too long after compacting the conversation. "
         return (
-            f"Prompt is too long for {model}: {err.message}. "
-            "Start a new conversation with /clear, or shorten the request."
+            f"Prompt is too long for {model}: {err.message}. {why}"
+            "Start a new conversation with /clear, or send a shorter request."
         )
     if err.kind == "auth":
         return (

@@ -9,23 +9,49 @@ the loop directly.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
 import subprocess
+import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..tools.base import Tool, ToolContext
 from . import events as ev
 from .bus import EventBus
+from .compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
+from .context import (
+    CompactionSettings,
+    ContextBreakdown,
+    ContextTracking,
+    PipelineEnv,
+    context_breakdown,
+    count_tokens,
+)
 from .executor import ExecutorOptions, PermissionDenial
-from .messages import Message, check_history, ensure_tool_result_pairing, user_message
-from .model import DEFAULT_MAX_TOKENS, ModelClient, context_window_for
+from .hooks import HookRunner, context_text, hook_label
+from .memory import Memory, load_memory
+from .messages import (
+    Message,
+    blocks,
+    check_history,
+    ensure_tool_result_pairing,
+    normalize_for_api,
+    text_block,
+    user_message,
+)
+from .model import DEFAULT_MAX_TOKENS, ModelClient, ModelRequest, context_window_for
 from .permissions import PermissionPolicy
-from .query import QueryParams, RetryPolicy, Terminal, TerminalReason, query
+from .query import QueryParams, RetryPolicy, Terminal, TerminalReason, query, tool_to_api
+from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
+
+if TYPE_CHECKING:
+    from .mcp import McpManager, McpServerStatus
 
 
 @dataclass
@@ -38,6 +64,18 @@ class SessionOptions:
     append_system_prompt: str = ""
     session_dir: Path | None = None
     settings: Any = None
+    # `mcpServers` (Claude Code's shape); None: take them from `settings.mcp_servers`.
+    mcp_servers: Mapping[str, Any] | None = None
+    # Write the transcript (engine/store.py) so the session can be resumed.
+    persist: bool = False
+    # Put the memory files (AGENTS.md, CLAUDE.md) in the system prompt.
+    load_memory: bool = True
+    # None: `settings.fallback_model`.
+    fallback_model: str | None = None
+    # --max-budget-tokens: output tokens one prompt may spend.
+    max_budget_tokens: int | None = None
+    # None: from the `compaction` settings table.
+    compaction: CompactionSettings | None = None
 
 
 def is_git_repo(cwd: Path) -> bool:
@@ -47,7 +85,7 @@ def is_git_repo(cwd: Path) -> bool:
     return False
 
 
-def build_system_prompt(cwd: Path, tools: list[Tool], model_label: str, extra: str = "") -> str:
+def build_system_prompt(cwd: Path, tools: list[Tool], model_label: str, extra: str = "", memory: str = "") -> str:
     tool_lines = "\n".join(f"- {t.name}" for t in tools)
     git = "Yes" if is_git_repo(cwd) else "No"
     prompt = f"""You are agent-tui, an interactive coding agent running in the user's terminal. \
@@ -70,6 +108,8 @@ OS Version: {platform.platform(terse=True)}
 Today's date: {date.today().isoformat()}
 Model: {model_label}
 </env>"""
+    if memory:
+        prompt += "\n\n" + memory
     if extra:
         prompt += "\n\n" + extra
     return prompt
@@ -96,32 +136,81 @@ class Session:
         self.options = options or SessionOptions()
         self.session_id = session_id or str(uuid.uuid4())
         self.history: list[Message] = ensure_tool_result_pairing(history) if history else []
+        # The memory files in the system prompt (`/memory` lists `memory.files`).
+        self.memory = load_memory(self.cwd) if self.options.load_memory else Memory()
         self.system_prompt = build_system_prompt(
-            self.cwd, tools, getattr(model, "label", model.name), self.options.append_system_prompt
+            self.cwd,
+            tools,
+            getattr(model, "label", model.name),
+            self.options.append_system_prompt,
+            memory=self.memory.block(),
         )
         self.tool_state: dict[str, Any] = {}
         self.permission_denials: list[PermissionDenial] = []
         self.usage_totals: dict[str, int] = {}
         self.turns = 0
         self.last_terminal: Terminal | None = None
+        # Last usage and autocompact failures, valid for `_tracked_history` only.
+        self.context_tracking = ContextTracking()
+        self._tracked_history: list[Message] | None = None
         self._abort = asyncio.Event()
         self._lock = asyncio.Lock()
         self._running = False
         self._started = False
+        settings = self.options.settings
+        self.hooks = HookRunner(
+            getattr(settings, "hooks", None),
+            cwd=self.cwd,
+            session_id=self.session_id,
+            emit=self.bus.publish,
+            permission_mode=lambda: self.policy.mode,
+            env=getattr(settings, "env", None),
+        )
+        # SessionStart hooks still to run and why ("startup" | "resume" | "clear"); their context rides
+        # with the next prompt.
+        self._session_start_source: str | None = "resume" if history else "startup"
+        self._session_start: asyncio.Task[None] | None = None
+        self._hook_context: list[str] = []
+        # Tools that need the session itself (the Agent tool runs subagents with its model and bus).
+        for tool in tools:
+            attach = getattr(tool, "attach_session", None)
+            if attach is not None:
+                attach(self)
+        # Connected MCP servers (`/mcp` reads `mcp.servers()`); None until start_mcp ran with servers.
+        self.mcp: McpManager | None = None
+        self._mcp_start: asyncio.Future[list[McpServerStatus]] | None = None
+        # The transcript being written (None: not persisted), and the one `resume()` loaded.
+        self.store: TranscriptStore | None = None
+        self.transcript: Transcript | None = None
+        self._detach_store = lambda: None
+        if self.options.persist:
+            self._use_store(TranscriptStore(self.cwd, self.session_id))
 
     @property
     def running(self) -> bool:
         return self._running
 
     @property
+    def todos(self) -> list[dict[str, Any]]:
+        """The agent's current plan, as its last TodoWrite left it."""
+        return list(self.tool_state.get("todos", []))
+
+    @property
     def context_window(self) -> int:
-        return self.options.context_window or context_window_for(self.model.name)
+        return (
+            self.options.context_window
+            or getattr(self.options.settings, "context_window", None)
+            or context_window_for(self.model.name)
+        )
 
     def start(self) -> None:
         """Publish `session_started` (once)."""
         if self._started:
             return
         self._started = True
+        if self._mcp_start is None and self._configured_mcp_servers():
+            with contextlib.suppress(RuntimeError):  # no running loop yet: submit() connects them
+                self._mcp_start = asyncio.get_running_loop().create_task(self._connect_mcp(None, None, None))
         self.bus.publish(
             ev.SessionStarted(
                 session_id=self.session_id,
@@ -132,6 +221,12 @@ class Session:
                 offline=bool(getattr(self.model, "offline", False)),
             )
         )
+        for problem in self.hooks.problems:
+            self.bus.publish(ev.Notice(kind="hook", message=problem))
+        for problem in getattr(self.options.settings, "problems", None) or []:
+            self.bus.publish(ev.Notice(kind="error", message=f"Settings: {problem}"))
+        with contextlib.suppress(RuntimeError):  # no running loop yet: submit() runs them
+            self._begin_session_start()
 
     def abort(self) -> None:
         """Stop the running turn (stream and tools).  Harmless when idle."""
@@ -139,11 +234,251 @@ class Session:
             self._abort.set()
 
     def clear(self) -> None:
+        """Forget the conversation.  A persisted session continues as a new session
+        (new id, new transcript); the old one stays resumable."""
         self.history = []
         self.tool_state.clear()
+        self._hook_context.clear()
+        self._session_start_source = "clear"
+        self.transcript = None
+        if self.store is not None:
+            self.session_id = str(uuid.uuid4())
+            self._use_store(self.store.for_session(self.session_id))
+
+    # ------------------------------------------------------------ persistence
+
+    def resume(self, session_id: str | None = None) -> Transcript:
+        """Continue a stored session of this directory (the latest when `session_id`
+        is None; a unique id prefix is enough).  Raises `SessionNotFound`.
+
+        The history is repaired (`store.repair_history`) before use; the front end
+        redraws the conversation from `store.replay_events(session.transcript)`.
+        """
+        if self._running:
+            raise RuntimeError("cannot resume while a turn is running")
+        directory = self.store.directory if self.store is not None else project_dir(self.cwd)
+        transcript = load_transcript(find_session(directory, session_id))
+        self.session_id = transcript.session_id
+        self.history = list(transcript.history)
+        self.tool_state.clear()
+        self._hook_context.clear()
+        self._session_start_source = "resume"
+        self.transcript = transcript
+        if self.store is not None:
+            self._use_store(TranscriptStore.reopen(transcript, self.cwd))
+            if transcript.repaired:
+                self.store.sync(self.history)
+                self.store.commit()
+        return transcript
+
+    def _use_store(self, store: TranscriptStore) -> None:
+        if self.store is not None:
+            self.store.close()
+        self._detach_store()
+        self.store = store
+        store.on_error = lambda message: self.bus.publish(ev.Notice(kind="error", message=message))
+        self._detach_store = self.bus.add_listener(store.record_event)
+        self.hooks.session_id = self.session_id
+        self.hooks.transcript_path = str(store.path)
+
+    def _persist(self, message: Message) -> None:
+        """A message the loop completed: on disk now, fsynced when a model turn ends."""
+        store = self.store
+        if store is None:
+            return
+        store.append_message(message)
+        if message["role"] == "user" and any(b.get("type") == "tool_result" for b in blocks(message)):
+            store.commit()
+
+    # ------------------------------------------------------------ context (/compact, /context)
+
+    @property
+    def compaction_settings(self) -> CompactionSettings:
+        return self.options.compaction or CompactionSettings.from_settings(
+            getattr(self.options.settings, "compaction", None)
+        )
+
+    @property
+    def fallback_model(self) -> str | None:
+        return self.options.fallback_model or getattr(self.options.settings, "fallback_model", None)
+
+    @property
+    def results_dir(self) -> Path:
+        """Where the tool-result budget saves outputs too large for the context."""
+        if self.options.session_dir is not None:
+            base = self.options.session_dir
+        elif self.store is not None:
+            base = self.store.assets_dir
+        else:
+            base = Path(tempfile.gettempdir()) / "agent-tui" / self.session_id
+        return base / "tool-results"
+
+    def _current_tracking(self) -> ContextTracking:
+        # A history replaced behind the loop's back (clear, resume, repair) no longer matches the last usage.
+        if self._tracked_history is self.history:
+            return self.context_tracking
+        return self.context_tracking.forget_usage()
+
+    def _system_after_compaction(self) -> str:
+        if self.options.load_memory:
+            self.reload_memory()
+        return self.system_prompt
+
+    async def compact(self, instructions: str = "") -> Compacted | None:
+        """`/compact [instructions]`: replace the history with a summary now.
+
+        Waits for a running prompt to finish.  Everything the user sees comes
+        on the bus (a notice when it starts, `compaction` and `usage` when it is
+        done, an error notice when it fails); returns None when nothing changed.
+        `abort()` stops it and leaves the history as it was."""
+        self.start()
+        async with self._lock:
+            if not self.history:
+                self.bus.publish(ev.Notice(kind="info", message="Nothing to compact yet."))
+                return None
+            self._abort = asyncio.Event()
+            self._running = True
+            usage: dict[str, int] = {}
+            tools = [tool_to_api(t) for t in self.tools]
+            env = PipelineEnv(
+                model=self.model,
+                model_name=self.model.name,
+                window=self.context_window,
+                max_output=self.options.max_tokens,
+                system=self.system_prompt,
+                tools=tools,
+                settings=self.compaction_settings,
+                save_dir=self.results_dir,
+                emit=self.bus.publish,
+                abort=self._abort,
+                retry=self.options.retry,
+                usage_totals=usage,
+            )
+            try:
+                compacted = await compact_conversation(
+                    self.history,
+                    env,
+                    trigger="manual",
+                    instructions=instructions,
+                    tokens_before=count_tokens(self.history, self._current_tracking(), env.overhead),
+                )
+            except CompactionFailed as exc:
+                message = f"Compaction failed: {exc}. The conversation is unchanged."
+                self.bus.publish(ev.Notice(kind="error", message=message))
+                return None
+            except CompactionInterrupted:
+                message = "Compaction interrupted; the conversation is unchanged."
+                self.bus.publish(ev.Notice(kind="interrupted", message=message))
+                return None
+            finally:
+                self._running = False
+                for key, value in usage.items():
+                    self.usage_totals[key] = self.usage_totals.get(key, 0) + value
+            self.history = compacted.messages
+            self._system_after_compaction()
+            self.context_tracking = ContextTracking()
+            self._tracked_history = self.history
+            if self.store is not None:
+                self.store.sync(self.history)
+                self.store.commit()
+            return compacted
+
+    async def context_breakdown(self, *, exact: bool = True) -> ContextBreakdown:
+        """`/context`: what fills the context window (system prompt, memory files,
+        tools, messages, tool results, free space).  With `exact`, the total comes
+        from the count-tokens endpoint when the server offers one."""
+        tools = [tool_to_api(t) for t in self.tools]
+        total = None
+        counter = getattr(self.model, "count_tokens", None)
+        if exact and counter is not None and self.history:
+            total = await counter(
+                ModelRequest(
+                    model=self.model.name,
+                    messages=normalize_for_api(self.history),
+                    system=self.system_prompt,
+                    tools=tools,
+                )
+            )
+        return context_breakdown(
+            model=self.model.name,
+            system=self.system_prompt,
+            memory=self.memory.block(),
+            tools=tools,
+            messages=self.history,
+            tracking=self._current_tracking(),
+            window=self.context_window,
+            settings=self.compaction_settings,
+            max_output=self.options.max_tokens,
+            exact_total=total,
+        )
+
+    def reload_memory(self) -> Memory:
+        """Re-read the memory files and put the new block in the system prompt."""
+        old = self.memory.block()
+        self.memory = load_memory(self.cwd)
+        new = self.memory.block()
+        if old and old in self.system_prompt:
+            self.system_prompt = self.system_prompt.replace(old, new, 1)
+        elif new:
+            self.system_prompt = self.system_prompt.replace("</env>", "</env>\n\n" + new, 1)
+        return self.memory
+
+    async def start_mcp(
+        self,
+        servers: Mapping[str, Any] | None = None,
+        *,
+        start_timeout: float | None = None,
+        call_timeout: float | None = None,
+    ) -> list[McpServerStatus]:
+        """Connect the MCP servers (default: the configured ones) and add their tools.
+
+        Once per session; later calls wait for the first.  Servers connect
+        concurrently; one that fails is reported with a notice and the session goes on.
+        """
+        if self._mcp_start is None:
+            if servers is None and not self._configured_mcp_servers():
+                return []
+            self._mcp_start = asyncio.ensure_future(self._connect_mcp(servers, start_timeout, call_timeout))
+        if self._mcp_start.cancelled():  # closed before the servers came up
+            return []
+        return await asyncio.shield(self._mcp_start)
+
+    def _configured_mcp_servers(self) -> Mapping[str, Any]:
+        servers = self.options.mcp_servers
+        if servers is None:
+            servers = getattr(self.options.settings, "mcp_servers", None)
+        return servers or {}
+
+    async def _connect_mcp(
+        self, servers: Mapping[str, Any] | None, start_timeout: float | None, call_timeout: float | None
+    ) -> list[McpServerStatus]:
+        servers = self._configured_mcp_servers() if servers is None else servers
+        if not servers:
+            return []
+        from .mcp import McpManager
+
+        self.mcp = McpManager(servers, cwd=self.cwd, start_timeout=start_timeout, call_timeout=call_timeout)
+        statuses = await self.mcp.start()
+        self.tools = [*self.tools, *self.mcp.tools()]
+        if instructions := self.mcp.instructions():
+            self.system_prompt += "\n\n" + instructions
+        for status in statuses:
+            if status.state == "failed":
+                self.bus.publish(ev.Notice(kind="error", message=f"MCP server {status.name} failed: {status.error}"))
+        return statuses
 
     async def aclose(self) -> None:
-        """Release the model client's connections."""
+        """Release the model client's connections and stop the MCP servers."""
+        if self._mcp_start is not None and not self._mcp_start.done():
+            self._mcp_start.cancel()
+            await asyncio.gather(self._mcp_start, return_exceptions=True)
+        if self.mcp is not None:
+            await self.mcp.aclose()
+        if self._session_start is not None:
+            self._session_start.cancel()
+        await self.hooks.aclose()
+        if self.store is not None:
+            self.store.close()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()
@@ -152,7 +487,7 @@ class Session:
         return ToolContext(
             cwd=self.cwd,
             abort=self._abort,
-            session_dir=self.options.session_dir,
+            session_dir=self.options.session_dir or (self.store.assets_dir if self.store else None),
             settings=self.options.settings,
             state=self.tool_state,
             tool_use_id=tool_use_id,
@@ -160,6 +495,7 @@ class Session:
 
     async def submit(self, prompt: str | list[dict[str, Any]]) -> Terminal:
         """Run one prompt to its end.  Prompts submitted while one runs wait their turn."""
+        await self.start_mcp()
         self.start()
         queued = self._lock.locked()
         async with self._lock:
@@ -174,7 +510,12 @@ class Session:
         messages = list(self.history) + [user_message(prompt)]
         usage: dict[str, int] = {}
         try:
-            terminal = await query(
+            dropped = await self._prompt_hooks(text, messages)
+            if dropped is None:
+                if self.store is not None:
+                    self.store.sync(self.history)  # a history given or replaced since the last prompt
+                self._persist(messages[-1])
+            terminal = dropped or await query(
                 QueryParams(
                     messages=messages,
                     model=self.model,
@@ -194,6 +535,14 @@ class Session:
                         max_concurrency=self.options.max_concurrency, denials=self.permission_denials
                     ),
                     usage_totals=usage,
+                    hooks=self.hooks,
+                    on_message=self._persist,
+                    fallback_model=self.fallback_model,
+                    max_budget_tokens=self.options.max_budget_tokens,
+                    compaction=self.compaction_settings,
+                    results_dir=self.results_dir,
+                    reload_system=self._system_after_compaction,
+                    tracking=self._current_tracking(),
                 )
             )
         except Exception as exc:
@@ -211,6 +560,10 @@ class Session:
         if check_history(history):
             history = ensure_tool_result_pairing(history)
         self.history = history
+        self.context_tracking = terminal.tracking
+        self._tracked_history = terminal.messages
+        if self.store is not None:
+            self.store.sync(history)
         self.turns += terminal.turns
         for key, value in usage.items():
             self.usage_totals[key] = self.usage_totals.get(key, 0) + value
@@ -226,7 +579,49 @@ class Session:
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
         )
+        if self.store is not None:
+            self.store.commit()
         return terminal
+
+
+    # ------------------------------------------------------------ hooks
+
+    def _begin_session_start(self) -> None:
+        source = self._session_start_source
+        if source is None or self._session_start is not None:
+            return
+        if self.hooks.has("SessionStart", {"source": source}):
+            self._session_start = asyncio.get_running_loop().create_task(self._session_start_hooks(source))
+        self._session_start_source = None
+
+    async def _session_start_hooks(self, source: str) -> None:
+        fields = {"source": source}
+        outcome = await self.hooks.run("SessionStart", fields)
+        label = hook_label("SessionStart", fields)
+        self._hook_context.extend(context_text(label, c) for c in outcome.additional_context)
+
+    async def _prompt_hooks(self, text: str, messages: list[Message]) -> Terminal | None:
+        """SessionStart (when due) and UserPromptSubmit hooks.
+
+        They may add context to the prompt (`messages[-1]`), or drop it: then the
+        returned Terminal ends the turn with the history as it was.
+        """
+        self._begin_session_start()
+        if self._session_start is not None:
+            task, self._session_start = self._session_start, None
+            await task
+        outcome = await self.hooks.run("UserPromptSubmit", {"prompt": text}, abort=self._abort)
+        if outcome.blocked or outcome.prevent_continuation:
+            reason = (outcome.reason if outcome.blocked else outcome.stop_reason) or "no reason given"
+            self.bus.publish(ev.Notice(kind="hook", message=f"Prompt blocked by a UserPromptSubmit hook: {reason}"))
+            return Terminal(reason=TerminalReason.HOOK_STOPPED, messages=list(self.history), turns=0, error=reason)
+        # Session context comes before the prompt (as at the start of a conversation), prompt context after it.
+        before = [text_block(c) for c in self._hook_context]
+        after = [text_block(context_text("UserPromptSubmit", c)) for c in outcome.additional_context]
+        self._hook_context = []
+        if before or after:
+            messages[-1] = user_message(before + blocks(messages[-1]) + after)
+        return None
 
 
 def _prompt_text(content: list[dict[str, Any]]) -> str:

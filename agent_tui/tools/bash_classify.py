@@ -1,30 +1,31 @@
-"""Classify shell commands as read-only, from a bashlex parse tree.
+"""Classify shell commands as read-only, from the bashlex-based model in `bash_parse`.
 
 `is_read_only_command` decides whether a Bash call may run in parallel with
 other tools without asking; `split_command` yields the simple commands a
-compound command runs, for the permission engine.  Both fail closed: anything
-the parser does not understand, any assignment, unknown command, output
-redirection or substitution that is not itself read-only makes the whole
-command not read-only.
+compound command runs; `parts_pass` walks a parsed command and asks a
+predicate about each simple command, for the permission engine (every part
+must pass).  All fail closed: anything the parser does not understand, any
+assignment, unknown command, output redirection, function definition or
+substitution that does not itself pass makes the whole command fail.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from .bash_parse import CommandPart, ParsedCommand, Word, children, parse_command
 
 _LIST_OPERATORS = {"&&", "||", ";", "\n"}
-_OUTPUT_REDIRECTS = {">", ">>", ">|", "&>", "&>>", ">&", "<>"}
 _INPUT_REDIRECTS = {"<", "<<", "<<-", "<<<", "<&"}
 _SYNTAX_WORDS = {
     "(", ")", "{", "}", "!", ";", "\n",
     "if", "then", "elif", "else", "fi",
     "for", "in", "while", "until", "do", "done",
 }
-# Text in a word that bash expands but bashlex leaves unparsed.
-_UNPARSED_EXPANSION = re.compile(r"\$\(|`|[<>]\(")
+# Text in a here-document body that bash expands when the delimiter is unquoted.
+_BODY_EXPANSION = re.compile(r"\$\(|`|[<>]\(")
 _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
 _EXPANDS = re.compile(r"[*?\[{$`]")
 
@@ -35,57 +36,107 @@ def split_command(command: str) -> list[str]:
     When the command does not parse, the whole command is the only part, so a
     caller that checks every part still sees it.
     """
-    trees = _parse(command)
-    if trees is None:
+    parsed = parse_command(command)
+    if parsed is None:
         stripped = command.strip()
         return [stripped] if stripped else []
-    return [command[node.pos[0] : node.pos[1]] for node in _walk(trees) if node.kind == "command"]
+    return [part.text for part in parsed.parts]
 
 
 def is_read_only_command(command: str) -> bool:
     """True when every part of `command` only reads (see the module docstring)."""
-    trees = _parse(command)
-    if not trees:
+    parsed = parse_command(command)
+    return parsed is not None and bool(parsed.trees) and parts_pass(parsed, is_read_only_part)
+
+
+def parts_pass(parsed: ParsedCommand, part_ok: Callable[[CommandPart], bool], *, background: bool = False) -> bool:
+    """True when the structure of `parsed` is plain and `part_ok` holds for every simple command.
+
+    Structure that fails: output redirection of a compound command (other than
+    to /dev/null), function definitions, code hidden from the parse
+    (`ParsedCommand.hidden`), and `&` unless `background`.  The scripts a part
+    runs itself (`sh -c '…'`) must pass too.
+    """
+    if parsed.hidden:
         return False
-    return all(_Checker(command).safe(tree) for tree in trees)
+    walker = _Walker(parsed, part_ok, background)
+    return all(walker.safe(tree) for tree in parsed.trees) and all(
+        parts_pass(inner, part_ok, background=background) for inner in parsed.nested
+    )
 
 
-def _parse(command: str) -> list[Any] | None:
-    if not command.strip():
+def is_read_only_part(part: CommandPart) -> bool:
+    """One simple command only reads (the commands in its substitutions are parts of their own)."""
+    if part.assignments or not part.words:
+        return False
+    name = part.words[0]
+    if name.expands:
+        return False
+    for redirect in part.redirects:
+        if redirect.op in _INPUT_REDIRECTS:
+            if redirect.body is not None and not redirect.quoted and _BODY_EXPANSION.search(redirect.body):
+                return False
+        elif redirect.target is not None and not (
+            redirect.target.value == "/dev/null" and redirect.target.raw == "/dev/null"
+        ):
+            return False
+    rule = _RULES.get(name.value)
+    if rule is None:
+        return False
+    args = part.words[1:]
+    if rule is not _any_args and any(_expands(arg) for arg in args):
+        # an expansion could produce a flag the rule below would refuse
+        return False
+    return rule([arg.value for arg in args])
+
+
+def read_paths(part: CommandPart) -> list[str]:
+    """The operands of a read-only part that name files or folders it reads (as written)."""
+    if not part.words or part.name in _NO_PATH_ARGS:
         return []
-    import bashlex  # builds its parser tables on import (~80 ms): only when a command is classified
+    args = list(part.argv[1:])
+    paths = [r.target.value for r in part.redirects if r.op in ("<", "<>") and r.target is not None]
+    if part.name == "git":
+        for i, arg in enumerate(args):
+            if arg == "-C" and i + 1 < len(args):
+                paths.append(args[i + 1])
+            elif arg.startswith(("--git-dir=", "--work-tree=")):
+                paths.append(arg.split("=", 1)[1])
+        return paths
+    operands: list[str] = []
+    after_dashdash = False
+    for arg in args:
+        if after_dashdash or not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        elif arg == "--":
+            after_dashdash = True
+        elif arg.startswith("--") and "=" in arg:
+            operands.append(arg.split("=", 1)[1])
+    if part.name == "find":
+        operands = []
+        for arg in args:
+            if arg.startswith(("-", "(", "!")):
+                break
+            operands.append(arg)
+    elif part.name in _PATTERN_FIRST and not any(
+        a in ("-e", "-f", "--regexp", "--file") or a.startswith(("--regexp=", "--file=")) for a in args
+    ):
+        operands = operands[1:]
+    return paths + [o for o in operands if o and o != "-"]
 
-    try:
-        return list(bashlex.parse(command))
-    except Exception:  # bashlex raises several unrelated types for unsupported syntax
-        return None
 
-
-def _children(node: Any) -> Iterator[Any]:
-    for attr in ("parts", "list", "redirects"):
-        yield from getattr(node, attr, None) or []
-    for attr in ("command", "output", "heredoc"):
-        child = getattr(node, attr, None)
-        if hasattr(child, "kind"):
-            yield child
-
-
-def _walk(nodes: list[Any]) -> Iterator[Any]:
-    for node in nodes:
-        yield node
-        yield from _walk(list(_children(node)))
-
-
-class _Checker:
-    def __init__(self, source: str) -> None:
-        self.source = source
+class _Walker:
+    def __init__(self, parsed: ParsedCommand, part_ok: Callable[[CommandPart], bool], background: bool) -> None:
+        self.parsed = parsed
+        self.part_ok = part_ok
+        self.operators = _LIST_OPERATORS | ({"&"} if background else set())
 
     def safe(self, node: Any) -> bool:
         kind = node.kind
         if kind in ("list", "pipeline", "compound", "if", "for", "while", "until"):
-            return all(self.safe(child) for child in _children(node))
+            return all(self.safe(child) for child in children(node))
         if kind == "operator":
-            return node.op in _LIST_OPERATORS
+            return node.op in self.operators
         if kind == "pipe":
             return True
         if kind == "reservedword":
@@ -95,67 +146,39 @@ class _Checker:
         if kind == "redirect":
             return self._redirect_safe(node)
         if kind == "command":
-            return self._command_safe(node)
-        # assignments, functions, anything new: fail closed
+            return self.part_ok(self.parsed.part_for(node)) and all(
+                self._word_safe(child) if child.kind in ("word", "assignment") else self._target_safe(child)
+                for child in node.parts
+            )
+        # functions, anything new: fail closed
         return False
 
     def _word_safe(self, word: Any) -> bool:
-        for part in getattr(word, "parts", None) or []:
-            if part.kind in ("commandsubstitution", "processsubstitution"):
-                if not self.safe(part.command):
-                    return False
-            elif part.kind == "parameter":
-                if _UNPARSED_EXPANSION.search(part.value):
-                    return False
-            elif part.kind != "tilde":
-                return False
-        return True
+        return all(
+            self.safe(part.command)
+            for part in getattr(word, "parts", None) or []
+            if part.kind in ("commandsubstitution", "processsubstitution")
+        )
+
+    def _target_safe(self, redirect: Any) -> bool:
+        target = redirect.output
+        return not hasattr(target, "kind") or self._word_safe(target)
 
     def _redirect_safe(self, redirect: Any) -> bool:
+        """A redirection of a compound command: `(ls) > f` writes whatever the parts are."""
         target = redirect.output
-        if redirect.type in _OUTPUT_REDIRECTS:
-            if isinstance(target, int):  # fd duplication such as 2>&1
-                return True
-            return (
-                getattr(target, "kind", None) == "word"
-                and target.word == "/dev/null"
-                and not getattr(target, "parts", None)
-            )
         if redirect.type in _INPUT_REDIRECTS:
             heredoc = getattr(redirect, "heredoc", None)
-            if heredoc is not None and _UNPARSED_EXPANSION.search(heredoc.value):
+            if heredoc is not None and _BODY_EXPANSION.search(heredoc.value):
                 return False
-            return not hasattr(target, "kind") or self.safe(target)
-        return False
-
-    def _command_safe(self, command: Any) -> bool:
-        words: list[Any] = []
-        for part in command.parts:
-            if part.kind == "word":
-                if not self._word_safe(part):
-                    return False
-                words.append(part)
-            elif part.kind == "redirect":
-                if not self._redirect_safe(part):
-                    return False
-            else:
-                return False
-        if not words or getattr(words[0], "parts", None):
-            return False
-        rule = _RULES.get(words[0].word)
-        if rule is None:
-            return False
-        args = words[1:]
-        if rule is not _any_args and any(self._expands(arg) for arg in args):
-            # an expansion could produce a flag the rule below would refuse
-            return False
-        return rule([arg.word for arg in args])
-
-    def _expands(self, word: Any) -> bool:
-        if getattr(word, "parts", None):
+            return self._target_safe(redirect)
+        if isinstance(target, int):  # fd duplication such as 2>&1
             return True
-        raw = self.source[word.pos[0] : word.pos[1]]
-        return bool(_EXPANDS.search(_QUOTED.sub("", raw)))
+        return getattr(target, "kind", None) == "word" and target.word == "/dev/null" and not target.parts
+
+
+def _expands(word: Word) -> bool:
+    return word.expands or bool(_EXPANDS.search(_QUOTED.sub("", word.raw)))
 
 
 # --- per-command rules: they receive the arguments after the command name ---
@@ -312,3 +335,12 @@ _RULES: dict[str, Callable[[list[str]], bool]] = {
     "env": _env,
     "git": _git,
 }
+
+# Read-only commands whose operands are not files they read.
+_NO_PATH_ARGS = frozenset({
+    "echo", "printf", "pwd", "sleep", "true", "false", "which", "type", "printenv", "whoami", "id",
+    "uname", "test", "[", "date", "hostname", "env", "basename", "dirname", "realpath", "readlink",
+    "tr", "df",
+})
+# Their first operand is a pattern, unless -e/-f gives it.
+_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import Tool
 from agent_tui.tools.bash import BashTool
 from agent_tui.tools.edit import EditTool
@@ -11,12 +12,23 @@ from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.multiedit import MultiEditTool
 from agent_tui.tools.read import ReadTool
+from agent_tui.tools.todo import TodoWriteTool
 from agent_tui.tools.write import WriteTool
 
 
 def default_tools() -> list[Tool]:
-    """Fresh instances of every built-in tool."""
-    return [ReadTool(), GlobTool(), GrepTool(), BashTool(), EditTool(), MultiEditTool(), WriteTool()]
+    """Fresh instances of every built-in tool (the Session attaches itself to Agent)."""
+    return [
+        ReadTool(),
+        GlobTool(),
+        GrepTool(),
+        BashTool(),
+        EditTool(),
+        MultiEditTool(),
+        WriteTool(),
+        TodoWriteTool(),
+        AgentTool(),
+    ]
 
 
 def tools_by_name(tools: Iterable[Tool]) -> dict[str, Tool]:

@@ -1,0 +1,530 @@
+"""Context management (DESIGN §7): token accounting and the pre-request pipeline.
+
+Before every request the loop runs, in this order:
+
+1. tool-result budget: a result over its tool's cap is saved to a file and
+   replaced by a preview and the file's path;
+2. microcompact: above a soft threshold, old results of the file and shell
+   tools become a one-line placeholder;
+3. autocompact: above the auto-compact threshold, the model summarises the
+   conversation and the summary (with the latest request verbatim) replaces it.
+
+Each step takes a history and returns a new one plus a `StepRecord` of what it
+freed; the input is never mutated and untouched messages are shared.  No step
+separates a tool_use from its tool_result: the first two only replace result
+content, and a compaction replaces the whole history with one user message.
+
+Token count = the last API usage (input + cache read + cache creation +
+output), which covers the messages up to the answer it measured, plus chars/4
+for the messages after it.
+
+Step 3 is in compaction.py (which builds on this module), the token budget in
+budget.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import events as ev
+from .messages import Message, blocks, text_block
+from .model import ModelClient
+
+if TYPE_CHECKING:
+    from .compaction import Compacted
+
+CHARS_PER_TOKEN = 4
+TOOL_RESULT_CAPS: Mapping[str, int] = {"Bash": 30_000, "Grep": 20_000}
+DEFAULT_RESULT_CAP = 100_000
+PREVIEW_CHARS = 2_000
+# A tool that cuts its own output to the cap (Bash) adds a marker line: leave such results alone.
+CAP_SLACK = 200
+CLEARED_RESULT = "[Old tool result content cleared]"
+# Tools whose old results can be re-created by calling the tool again.
+COMPACTABLE_TOOLS = frozenset({"Read", "Bash", "Grep", "Glob", "Edit", "MultiEdit", "Write"})
+MAX_COMPACT_FAILURES = 3
+AUTOCOMPACT_BUFFER = 13_000
+SUMMARY_MAX_TOKENS = 20_000
+# An image or a document counts as this many tokens in an estimate.
+_ATTACHMENT_TOKENS = 2_000
+
+# ---------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """The `compaction` settings table (keys in Claude Code's camelCase spelling)."""
+
+    auto: bool = True
+    # Auto-compact threshold as a percent of the window; None: DESIGN §7's formula.
+    threshold_percent: float | None = None
+    microcompact_percent: float = 60.0
+    microcompact_keep: int = 6
+    blocking_percent: float = 95.0
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS
+    result_caps: Mapping[str, int] = field(default_factory=lambda: dict(TOOL_RESULT_CAPS))
+    default_result_cap: int = DEFAULT_RESULT_CAP
+    preview_chars: int = PREVIEW_CHARS
+
+    _KEYS = {
+        "auto": ("auto", bool),
+        "thresholdPercent": ("threshold_percent", (int, float)),
+        "microcompactPercent": ("microcompact_percent", (int, float)),
+        "microcompactKeep": ("microcompact_keep", int),
+        "blockingPercent": ("blocking_percent", (int, float)),
+        "summaryMaxTokens": ("summary_max_tokens", int),
+        "defaultResultCap": ("default_result_cap", int),
+        "previewChars": ("preview_chars", int),
+    }
+
+    @classmethod
+    def from_settings(cls, table: Mapping[str, Any] | None) -> CompactionSettings:
+        """Settings from the `compaction` table; a value of the wrong type keeps its default."""
+        values: dict[str, Any] = {}
+        for key, value in (table or {}).items():
+            if key == "toolResultCaps" and isinstance(value, dict):
+                caps = {n: v for n, v in value.items() if isinstance(v, int) and not isinstance(v, bool) and v > 0}
+                values["result_caps"] = {**TOOL_RESULT_CAPS, **caps}
+                continue
+            spec = cls._KEYS.get(key)
+            if spec is None:
+                continue
+            attr, kind = spec
+            if kind is bool and isinstance(value, bool):
+                values[attr] = value
+            elif kind is not bool and isinstance(value, kind) and not isinstance(value, bool) and value >= 0:
+                values[attr] = value
+        return cls(**values)
+
+    def auto_compact_threshold(self, window: int, max_output: int) -> int:
+        if self.threshold_percent is not None:
+            return int(window * self.threshold_percent / 100)
+        return window - min(max_output, SUMMARY_MAX_TOKENS) - AUTOCOMPACT_BUFFER
+
+    def microcompact_threshold(self, window: int) -> int:
+        return int(window * self.microcompact_percent / 100)
+
+    def blocking_limit(self, window: int) -> int:
+        return int(window * self.blocking_percent / 100)
+
+
+# ---------------------------------------------------------------- accounting
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTracking:
+    """What the loop knows about the history's size, carried from request to request."""
+
+    # input + cache read + cache creation + output of the last response.
+    api_tokens: int = 0
+    # How many history messages that usage covers (0: no usage yet, estimate everything).
+    api_messages: int = 0
+    # Consecutive failed autocompactions; at MAX_COMPACT_FAILURES autocompact stops trying.
+    compact_failures: int = 0
+
+    def with_usage(self, usage: Mapping[str, int], messages: int, *, output: bool = True) -> ContextTracking:
+        tokens = usage_tokens(usage) - (0 if output else usage.get("output_tokens", 0))
+        return replace(self, api_tokens=tokens, api_messages=messages)
+
+    def forget_usage(self) -> ContextTracking:
+        """For a history that no longer matches the last usage (compacted, repaired, stripped)."""
+        return replace(self, api_tokens=0, api_messages=0)
+
+
+def usage_tokens(usage: Mapping[str, int]) -> int:
+    return (
+        usage.get("input_tokens", 0)
+        + usage.get("cache_read_input_tokens", 0)
+        + usage.get("cache_creation_input_tokens", 0)
+        + usage.get("output_tokens", 0)
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def block_chars(block: Mapping[str, Any]) -> int:
+    kind = block.get("type")
+    if kind == "text":
+        return len(block.get("text") or "")
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, str):
+            return len(content) + 16
+        if isinstance(content, list):
+            return 16 + sum(block_chars(b) for b in content if isinstance(b, dict))
+        return 16
+    if kind == "tool_use":
+        return len(block.get("name") or "") + len(_dumps(block.get("input") or {})) + 16
+    if kind == "thinking":
+        return len(block.get("thinking") or "")
+    if kind == "redacted_thinking":
+        return len(block.get("data") or "")
+    if kind in ("image", "document"):
+        return _ATTACHMENT_TOKENS * CHARS_PER_TOKEN
+    return len(_dumps(block))
+
+
+def message_chars(message: Message) -> int:
+    content = message.get("content")
+    if isinstance(content, str):
+        return len(content)
+    return sum(block_chars(b) for b in content or ())
+
+
+def estimate_tokens(messages: list[Message]) -> int:
+    """chars/4 over the content of `messages` (the API's tokenizer is not available offline)."""
+    return -(-sum(message_chars(m) for m in messages) // CHARS_PER_TOKEN)
+
+
+def estimate_text(text: str) -> int:
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def count_tokens(messages: list[Message], tracking: ContextTracking, overhead: int) -> int:
+    """The context size of a request carrying `messages`: the last usage for what it
+    covered plus an estimate for the rest; `overhead` (system prompt and tools) is
+    counted only when there is no usage to start from."""
+    covered = tracking.api_messages
+    if covered and covered <= len(messages):
+        return tracking.api_tokens + estimate_tokens(messages[covered:])
+    return overhead + estimate_tokens(messages)
+
+
+# ---------------------------------------------------------------- steps 1 and 2
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """What one pipeline step did: tokens freed (estimated) and results touched."""
+
+    step: str
+    tokens_freed: int = 0
+    items: int = 0
+    # Files the tool-result budget wrote.
+    paths: tuple[str, ...] = ()
+    # Estimated tokens freed per history index (to correct the last API usage).
+    freed_by_message: Mapping[int, int] = field(default_factory=dict, repr=False)
+
+
+def _tool_names(messages: list[Message]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for m in messages:
+        if m["role"] == "assistant":
+            for b in blocks(m):
+                if b.get("type") == "tool_use":
+                    names[b.get("id", "")] = b.get("name", "")
+    return names
+
+
+def _result_text(block: Mapping[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _with_content(block: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """`block` with its text replaced by `text` (images and documents are kept)."""
+    content = block.get("content")
+    if isinstance(content, list):
+        others = [b for b in content if isinstance(b, dict) and b.get("type") != "text"]
+        return {**block, "content": [text_block(text), *others]}
+    return {**block, "content": text}
+
+
+def _preview(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    return text[: cut if cut > limit // 2 else limit]
+
+
+def _safe_name(tool_use_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", tool_use_id) or "result"
+
+
+def _saved_result(text: str, name: str, cap: int, path: Path, preview_chars: int) -> str:
+    preview = _preview(text, preview_chars)
+    return (
+        f"Output too large ({len(text):,} characters, over the {cap:,}-character limit for "
+        f"{name or 'this tool'}). Full output saved to: {path}\n"
+        "Read that file (with offset and limit) or search it with Grep for the parts you need.\n\n"
+        f"Preview (first {len(preview):,} characters):\n{preview}\n..."
+    )
+
+
+def apply_tool_result_budget(
+    messages: list[Message], *, settings: CompactionSettings, save_dir: Path
+) -> tuple[list[Message], StepRecord]:
+    """Step 1: every tool_result over its tool's cap is saved under `save_dir` and
+    replaced by a preview and the file's path.  Results already replaced are under
+    the cap, so the step is idempotent."""
+    smallest = min([settings.default_result_cap, *settings.result_caps.values()])
+    names: dict[str, str] | None = None
+    out: list[Message] | None = None
+    freed: dict[int, int] = {}
+    paths: list[str] = []
+    for i, m in enumerate(messages):
+        content = m.get("content")
+        if m["role"] != "user" or not isinstance(content, list):
+            continue
+        new_content: list[Any] | None = None
+        for j, b in enumerate(content):
+            if b.get("type") != "tool_result" or block_chars(b) <= smallest + CAP_SLACK:
+                continue
+            if names is None:
+                names = _tool_names(messages)
+            name = names.get(b.get("tool_use_id", ""), "")
+            cap = settings.result_caps.get(name, settings.default_result_cap)
+            text = _result_text(b)
+            if len(text) <= cap + CAP_SLACK:
+                continue
+            path = save_dir / f"{_safe_name(b.get('tool_use_id', ''))}.txt"
+            try:
+                save_dir.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+                replacement = _saved_result(text, name, cap, path, settings.preview_chars)
+                paths.append(str(path))
+            except OSError as exc:
+                replacement = (
+                    f"{_preview(text, settings.preview_chars)}\n\n... [{len(text):,} characters in all; "
+                    f"the rest was cut and could not be saved: {exc}]"
+                )
+            new_block = _with_content(b, replacement)
+            if new_content is None:
+                new_content = list(content)
+            new_content[j] = new_block
+            freed[i] = freed.get(i, 0) + (block_chars(b) - block_chars(new_block)) // CHARS_PER_TOKEN
+        if new_content is not None:
+            if out is None:
+                out = list(messages)
+            out[i] = {**m, "content": new_content}
+    record = StepRecord("tool_result_budget", sum(freed.values()), len(paths), tuple(paths), freed)
+    return (out if out is not None else messages), record
+
+
+def microcompact(messages: list[Message], *, keep: int) -> tuple[list[Message], StepRecord]:
+    """Step 2: results of the file and shell tools older than the `keep` most recent
+    become CLEARED_RESULT (the model can call the tool again if it needs them)."""
+    names = _tool_names(messages)
+    found: list[tuple[int, int]] = []
+    for i, m in enumerate(messages):
+        content = m.get("content")
+        if m["role"] != "user" or not isinstance(content, list):
+            continue
+        for j, b in enumerate(content):
+            if b.get("type") == "tool_result" and names.get(b.get("tool_use_id", "")) in COMPACTABLE_TOOLS:
+                found.append((i, j))
+    old = found[: max(0, len(found) - keep)]
+    out: list[Message] | None = None
+    freed: dict[int, int] = {}
+    cleared = 0
+    for i, j in old:
+        source = out if out is not None else messages
+        block = source[i]["content"][j]
+        if block.get("content") == CLEARED_RESULT or block_chars(block) <= len(CLEARED_RESULT) + 16:
+            continue
+        new_block = {**block, "content": CLEARED_RESULT}
+        if out is None:
+            out = list(messages)
+        if out[i] is messages[i]:
+            out[i] = {**messages[i], "content": list(messages[i]["content"])}
+        out[i]["content"][j] = new_block
+        freed[i] = freed.get(i, 0) + (block_chars(block) - block_chars(new_block)) // CHARS_PER_TOKEN
+        cleared += 1
+    record = StepRecord("microcompact", sum(freed.values()), cleared, (), freed)
+    return (out if out is not None else messages), record
+
+
+# ---------------------------------------------------------------- the pipeline
+
+
+@dataclass(frozen=True)
+class PipelineEnv:
+    """What the pipeline needs from the query: the model, the request shape, the bus."""
+
+    model: ModelClient
+    model_name: str
+    window: int
+    max_output: int
+    system: str | list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    settings: CompactionSettings
+    save_dir: Path
+    emit: Callable[[ev.Event], None]
+    abort: asyncio.Event
+    # query.RetryPolicy: `max_retries` and `delay(attempt, retry_after)`.
+    retry: Any
+    usage_totals: dict[str, int] = field(default_factory=dict)
+    parent_tool_use_id: str | None = None
+
+    @cached_property
+    def overhead(self) -> int:
+        """System prompt and tool definitions, as an estimate."""
+        system = self.system if isinstance(self.system, str) else _dumps(self.system)
+        tools = estimate_text(_dumps(self.tools)) if self.tools else 0
+        return estimate_text(system) + tools
+
+    @property
+    def threshold(self) -> int:
+        return self.settings.auto_compact_threshold(self.window, self.max_output)
+
+    def publish_estimate(self, tokens: int) -> None:
+        """A `usage` event for the gauge when the history changed between requests."""
+        self.emit(
+            ev.Usage(
+                input_tokens=0,
+                output_tokens=0,
+                cache_read_input_tokens=0,
+                cache_creation_input_tokens=0,
+                context_tokens=tokens,
+                context_window=self.window,
+                auto_compact_threshold=self.threshold,
+                parent_tool_use_id=self.parent_tool_use_id,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Prepared:
+    messages: list[Message]
+    tracking: ContextTracking
+    tokens: int
+    steps: tuple[StepRecord, ...]
+    compacted: Compacted | None = None
+
+
+def _account(tracking: ContextTracking, record: StepRecord, tokens: int) -> tuple[ContextTracking, int]:
+    covered = tracking.api_messages
+    inside = sum(v for i, v in record.freed_by_message.items() if i < covered)
+    if inside:
+        tracking = replace(tracking, api_tokens=max(0, tracking.api_tokens - inside))
+    return tracking, tokens - record.tokens_freed
+
+
+async def prepare(messages: list[Message], tracking: ContextTracking, env: PipelineEnv) -> Prepared:
+    """Run the pipeline before a request.  Raises CompactionInterrupted on abort."""
+    from .compaction import CompactionFailed, compact_conversation  # compaction.py imports this module
+
+    settings = env.settings
+    tokens = start = count_tokens(messages, tracking, env.overhead)
+    messages, budget = apply_tool_result_budget(messages, settings=settings, save_dir=env.save_dir)
+    tracking, tokens = _account(tracking, budget, tokens)
+    steps = [budget]
+    if tokens > settings.microcompact_threshold(env.window):
+        messages, micro = microcompact(messages, keep=settings.microcompact_keep)
+        tracking, tokens = _account(tracking, micro, tokens)
+        steps.append(micro)
+    compacted = None
+    if settings.auto and tokens > env.threshold and tracking.compact_failures < MAX_COMPACT_FAILURES:
+        try:
+            compacted = await compact_conversation(messages, env, trigger="auto", tokens_before=tokens)
+        except CompactionFailed as exc:
+            failures = tracking.compact_failures + 1
+            tracking = replace(tracking, compact_failures=failures)
+            if failures >= MAX_COMPACT_FAILURES:
+                tail = (
+                    f" It failed {failures} times in a row, so auto-compact is off for the rest of this session: "
+                    "use /compact to try again, or /clear to start over."
+                )
+            else:
+                tail = " The conversation goes on uncompacted; it will try again before the next request."
+            env.emit(
+                ev.Notice(
+                    kind="error", message=f"Auto-compact failed: {exc}.{tail}", parent_tool_use_id=env.parent_tool_use_id
+                )
+            )
+        else:
+            steps.append(StepRecord("autocompact", compacted.tokens_before - compacted.tokens_after, 1))
+            return Prepared(compacted.messages, ContextTracking(), compacted.tokens_after, tuple(steps), compacted)
+    if tokens != start:
+        env.publish_estimate(tokens)
+    return Prepared(messages, tracking, tokens, tuple(steps))
+
+
+# ---------------------------------------------------------------- /context
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBreakdown:
+    """What fills the context window (for `/context`); parts are chars/4 estimates."""
+
+    model: str
+    window: int
+    auto_compact_threshold: int
+    system_prompt: int
+    memory_files: int
+    tools: int
+    messages: int
+    tool_results: int
+    # The whole request: the count-tokens figure when `exact`, else last usage + estimate.
+    total: int
+    exact: bool = False
+    auto_compact: bool = True
+
+    @property
+    def free(self) -> int:
+        return max(0, self.window - self.total)
+
+    def rows(self) -> list[tuple[str, int]]:
+        return [
+            ("System prompt", self.system_prompt),
+            ("Memory files", self.memory_files),
+            ("Tools", self.tools),
+            ("Messages", self.messages),
+            ("Tool results", self.tool_results),
+            ("Free space", self.free),
+        ]
+
+
+def context_breakdown(
+    *,
+    model: str,
+    system: str,
+    memory: str,
+    tools: list[dict[str, Any]],
+    messages: list[Message],
+    tracking: ContextTracking,
+    window: int,
+    settings: CompactionSettings,
+    max_output: int,
+    exact_total: int | None = None,
+) -> ContextBreakdown:
+    results = 0
+    other = 0
+    for m in messages:
+        for b in blocks(m):
+            if b.get("type") == "tool_result":
+                results += block_chars(b)
+            else:
+                other += block_chars(b)
+    memory_tokens = estimate_text(memory) if memory and memory in system else 0
+    system_tokens = estimate_text(system) - memory_tokens
+    tools_tokens = estimate_text(_dumps(tools)) if tools else 0
+    total = exact_total
+    if total is None:
+        total = count_tokens(messages, tracking, system_tokens + memory_tokens + tools_tokens)
+    return ContextBreakdown(
+        model=model,
+        window=window,
+        auto_compact_threshold=settings.auto_compact_threshold(window, max_output),
+        system_prompt=system_tokens,
+        memory_files=memory_tokens,
+        tools=tools_tokens,
+        messages=-(-other // CHARS_PER_TOKEN),
+        tool_results=-(-results // CHARS_PER_TOKEN),
+        total=total,
+        exact=exact_total is not None,
+        auto_compact=settings.auto,
+    )

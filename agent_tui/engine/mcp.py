@@ -1,0 +1,482 @@
+"""MCP client: connect the `mcpServers` of the settings and serve their tools.
+
+Each server is one `McpConnection` whose `ClientSession` lives in a single
+long-lived task: anyio cancel scopes must be entered and left in the same
+task, so callers never touch the session.  They put a request on the
+connection's queue and await a future; the owner task runs each request as a
+child of its task group (calls to one server run in parallel), bounded by the
+per-call timeout and cancellable from the caller's side (abort).
+
+A server that fails to start, crashes or hangs is a state and an error text,
+never an exception out of the session: its calls answer with `McpCallError`,
+which the tool turns into an `is_error` result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import mcp.types as types
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from .. import __version__
+from ..tools.mcp import McpCallError, McpTool, McpToolSpec, ProgressSink
+
+McpState = Literal["connecting", "connected", "failed", "closed"]
+
+# Claude Code's names and units (milliseconds) for the two timeouts.
+START_TIMEOUT_ENV = "MCP_TIMEOUT"
+CALL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
+DEFAULT_START_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 600.0
+# How long a polite shutdown (stdin closed, then the SDK's terminate/kill) may take.
+CLOSE_TIMEOUT = 8.0
+STDERR_TAIL_BYTES = 2000
+
+CLIENT_INFO = types.Implementation(name="agent-tui", version=__version__)
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerConfig:
+    """One entry of `mcpServers` (Claude Code's shape), `${VAR}` references expanded."""
+
+    name: str
+    transport: Literal["stdio", "http", "sse"]
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def target(self) -> str:
+        """What `/mcp` shows: the command line or the URL."""
+        return " ".join((self.command, *self.args)) if self.transport == "stdio" else self.url
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerStatus:
+    """A server as `/mcp` shows it."""
+
+    name: str
+    transport: str
+    target: str
+    state: McpState
+    error: str | None
+    tools: tuple[McpToolSpec, ...]
+
+
+def parse_server_config(name: str, raw: Any, environ: Mapping[str, str]) -> McpServerConfig:
+    """Validate one `mcpServers` entry; ValueError says what is wrong with it."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("expected an object with `command` (stdio) or `url` (http)")
+    kind = raw.get("type") or ("stdio" if "command" in raw else "http" if "url" in raw else None)
+    if kind == "streamable-http":
+        kind = "http"
+    if kind not in ("stdio", "http", "sse"):
+        raise ValueError(f"unknown type {kind!r}" if kind else "needs `command` (stdio) or `url` (http)")
+    if kind == "stdio":
+        command = raw.get("command")
+        args = raw.get("args", [])
+        if not isinstance(command, str) or not command:
+            raise ValueError("`command` must be a non-empty string")
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError("`args` must be a list of strings")
+        return McpServerConfig(
+            name=name,
+            transport="stdio",
+            command=_expand(command, environ),
+            args=tuple(_expand(a, environ) for a in args),
+            env=_string_table(raw.get("env"), "env", environ),
+        )
+    url = raw.get("url")
+    if not isinstance(url, str) or not url:
+        raise ValueError("`url` must be a non-empty string")
+    return McpServerConfig(
+        name=name,
+        transport=kind,
+        url=_expand(url, environ),
+        headers=_string_table(raw.get("headers"), "headers", environ),
+    )
+
+
+def load_mcp_config(values: list[str]) -> dict[str, Any]:
+    """`--mcp-config` values (files, or JSON strings) holding `{"mcpServers": {...}}`; later ones win."""
+    servers: dict[str, Any] = {}
+    for value in values:
+        source = "--mcp-config" if value.lstrip().startswith("{") else value
+        try:
+            text = value if source == "--mcp-config" else Path(value).expanduser().read_text()
+            data = json.loads(text)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{source}: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
+            raise ValueError(f'{source}: expected an object with "mcpServers"')
+        servers.update(data["mcpServers"])
+    return servers
+
+
+def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float]:
+    """(start, call) timeouts in seconds from `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (milliseconds)."""
+    return (
+        _seconds(environ.get(START_TIMEOUT_ENV), DEFAULT_START_TIMEOUT),
+        _seconds(environ.get(CALL_TIMEOUT_ENV), DEFAULT_CALL_TIMEOUT),
+    )
+
+
+@dataclass(eq=False)
+class _Call:
+    tool: str
+    arguments: dict[str, Any]
+    future: asyncio.Future[Any]
+    on_progress: ProgressSink | None
+    scope: anyio.CancelScope | None = None
+    cancelled: bool = False
+
+    def settle(self, result: Any = None, error: str | None = None) -> None:
+        if self.future.done():
+            return
+        if error is None:
+            self.future.set_result(result)
+        else:
+            self.future.set_exception(McpCallError(error))
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+class McpConnection:
+    """One MCP server: its state, its tools, and the task that owns its ClientSession."""
+
+    def __init__(self, name: str, config: McpServerConfig | None, *, cwd: Path, call_timeout: float) -> None:
+        self.name = name
+        self.config = config
+        self.cwd = cwd
+        self.call_timeout = call_timeout
+        self.state: McpState = "connecting"
+        self.error: str | None = None
+        self.specs: list[McpToolSpec] = []
+        self.instructions: str | None = None
+        self._requests: asyncio.Queue[_Call | None] = asyncio.Queue()
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stderr: Any = None
+
+    def status(self) -> McpServerStatus:
+        config = self.config
+        return McpServerStatus(
+            name=self.name,
+            transport=config.transport if config else "",
+            target=config.target if config else "",
+            state=self.state,
+            error=self.error,
+            tools=tuple(self.specs),
+        )
+
+    def start(self) -> None:
+        if self.state == "connecting" and self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._serve(), name=f"mcp:{self.name}")
+
+    async def wait_ready(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except TimeoutError:
+            self.fail(f"did not start within {timeout:g}s")
+            # The SDK's shutdown of a stuck process takes seconds; the session need not wait for it.
+            if self._task is not None:
+                self._task.cancel()
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], *, on_progress: ProgressSink | None = None
+    ) -> types.CallToolResult:
+        if self.state != "connected":
+            raise McpCallError(self._unavailable())
+        call = _Call(tool, arguments, asyncio.get_running_loop().create_future(), on_progress)
+        self._requests.put_nowait(call)
+        try:
+            return await call.future
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+
+    async def aclose(self) -> None:
+        task = self._task
+        if task is None or task.done():
+            if self.state in ("connecting", "connected"):
+                self.state = "closed"
+            return
+        if self.state == "connected":
+            self._requests.put_nowait(None)
+        elif self.state == "connecting":
+            task.cancel()
+        # A failed server's task is already on its way out (lost connection, start timeout).
+        await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
+        await self._cancel()
+
+    def fail(self, reason: str) -> None:
+        """Record the first failure (later ones are its consequences)."""
+        if self.state == "failed":
+            return
+        tail = self._stderr_tail()
+        self.state = "failed"
+        self.error = f"{reason} (stderr: {tail})" if tail else reason
+        self._ready.set()
+
+    # ------------------------------------------------------------ the owner task
+
+    async def _serve(self) -> None:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await self._open_transport(stack)
+                session = await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO))
+                initialized = await session.initialize()
+                self.instructions = initialized.instructions
+                self.specs = await _list_tools(session)
+                self.state = "connected"
+                self._ready.set()
+                async with anyio.create_task_group() as calls:
+                    while (call := await self._requests.get()) is not None:
+                        calls.start_soon(self._run_call, session, call)
+                    calls.cancel_scope.cancel()
+        except Exception as exc:
+            self.fail(_describe(exc))
+        finally:
+            if self.state != "failed":
+                self.state = "closed"
+            self._ready.set()
+            while not self._requests.empty():
+                pending = self._requests.get_nowait()
+                if pending is not None:
+                    pending.settle(error=self._unavailable())
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
+
+    async def _open_transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        config = self.config
+        assert config is not None
+        if config.transport == "stdio":
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            params = StdioServerParameters(
+                command=config.command,
+                args=list(config.args),
+                # Like Claude Code: the server sees our environment plus its own `env`.
+                env={**os.environ, **config.env},
+                cwd=self.cwd,
+            )
+            streams = stdio_client(params, errlog=self._stderr)
+        elif config.transport == "sse":
+            streams = sse_client(config.url, headers=config.headers or None)
+        else:
+            client = await stack.enter_async_context(create_mcp_http_client(headers=config.headers or None))
+            streams = streamable_http_client(config.url, http_client=client)
+        read, write = await stack.enter_async_context(streams)
+        return read, write
+
+    async def _run_call(self, session: ClientSession, call: _Call) -> None:
+        label = f"MCP server {self.name!r}"
+        try:
+            if call.future.done():
+                return
+            with anyio.CancelScope() as scope:
+                call.scope = scope
+                if call.cancelled:
+                    scope.cancel()
+                progress = _progress_callback(call.on_progress) if call.on_progress else None
+                try:
+                    with anyio.fail_after(self.call_timeout):
+                        result = await session.call_tool(call.tool, call.arguments, progress_callback=progress)
+                except TimeoutError:
+                    call.settle(error=f"{label} did not answer {call.tool} within {self.call_timeout:g}s; "
+                                      "the call was cancelled.")
+                except MCPError as exc:
+                    if exc.code == types.CONNECTION_CLOSED:
+                        self._lost("connection closed")
+                        call.settle(error=f"{label} disconnected during {call.tool}: {self.error}")
+                    else:
+                        call.settle(error=f"{label} returned an error for {call.tool}: {exc.message} "
+                                          f"(code {exc.code})")
+                except Exception as exc:
+                    call.settle(error=f"{label} failed during {call.tool}: {_describe(exc)}")
+                else:
+                    call.settle(result)
+        finally:
+            call.settle(error=self._unavailable())
+
+    def _lost(self, reason: str) -> None:
+        if self.state == "connected":
+            self.fail(reason)
+            self._requests.put_nowait(None)
+
+    async def _cancel(self) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def _unavailable(self) -> str:
+        if self.state == "failed":
+            return f"MCP server {self.name!r} is not available: {self.error}"
+        return f"MCP server {self.name!r} is {self.state}."
+
+    def _stderr_tail(self) -> str:
+        log = self._stderr
+        if log is None:
+            return ""
+        try:
+            fd = log.fileno()
+            size = os.fstat(fd).st_size
+            # pread leaves the offset the server writes at untouched.
+            data = os.pread(fd, STDERR_TAIL_BYTES, max(0, size - STDERR_TAIL_BYTES))
+        except (OSError, ValueError):
+            return ""
+        lines = data.decode("utf-8", "replace").strip().splitlines()
+        return " | ".join(lines[-5:])
+
+
+class McpManager:
+    """Every configured server: started together, closed together, their tools for the model."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, Any],
+        *,
+        cwd: Path,
+        start_timeout: float | None = None,
+        call_timeout: float | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if environ is None else environ
+        default_start, default_call = timeouts_from_env(environ)
+        self.start_timeout = default_start if start_timeout is None else start_timeout
+        self.call_timeout = default_call if call_timeout is None else call_timeout
+        self._connections: list[McpConnection] = []
+        for name, raw in servers.items():
+            try:
+                config = parse_server_config(name, raw, environ)
+            except ValueError as exc:
+                connection = McpConnection(name, None, cwd=cwd, call_timeout=self.call_timeout)
+                connection.fail(f"invalid configuration: {exc}")
+            else:
+                connection = McpConnection(name, config, cwd=cwd, call_timeout=self.call_timeout)
+            self._connections.append(connection)
+
+    async def start(self) -> list[McpServerStatus]:
+        """Connect every server concurrently; returns when each is connected, failed or timed out."""
+        pending = [c for c in self._connections if c.state == "connecting"]
+        for connection in pending:
+            connection.start()
+        await asyncio.gather(*(c.wait_ready(self.start_timeout) for c in pending))
+        return self.servers()
+
+    def servers(self) -> list[McpServerStatus]:
+        return [c.status() for c in self._connections]
+
+    def tools(self) -> list[McpTool]:
+        """A tool per connected server's tool; the first of two that normalize to one name wins."""
+        tools: dict[str, McpTool] = {}
+        for connection in self._connections:
+            if connection.state != "connected":
+                continue
+            for spec in connection.specs:
+                tool = McpTool(connection.name, spec, connection)
+                tools.setdefault(tool.name, tool)
+        return list(tools.values())
+
+    def instructions(self) -> str:
+        """The servers' own instructions, for the system prompt."""
+        parts = [
+            f"## {c.name}\n{c.instructions.strip()}"
+            for c in self._connections
+            if c.state == "connected" and c.instructions and c.instructions.strip()
+        ]
+        return "# MCP Server Instructions\n\n" + "\n\n".join(parts) if parts else ""
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(c.aclose() for c in self._connections))
+
+
+async def _list_tools(session: ClientSession) -> list[McpToolSpec]:
+    specs: list[McpToolSpec] = []
+    cursor: str | None = None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        listing = await session.list_tools(params=params)
+        for tool in listing.tools:
+            annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+            specs.append(
+                McpToolSpec(
+                    name=tool.name,
+                    description=tool.description or tool.title or "",
+                    input_schema=dict(tool.input_schema or {}),
+                    read_only=bool(tool.annotations and tool.annotations.read_only_hint),
+                    annotations=annotations,
+                )
+            )
+        cursor = listing.next_cursor
+        if not cursor:
+            return specs
+
+
+def _progress_callback(sink: ProgressSink) -> Any:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        sink(message or (f"{progress:g}/{total:g}" if total else f"{progress:g}"))
+
+    return on_progress
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+        return "connection closed"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _expand(value: str, environ: Mapping[str, str]) -> str:
+    """`${VAR}` and `${VAR:-default}`, as Claude Code expands them in MCP configs."""
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise ValueError(f"environment variable {name} is not set")
+
+    return _VAR.sub(replace, value)
+
+
+def _string_table(raw: Any, key: str, environ: Mapping[str, str]) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise ValueError(f"`{key}` must map strings to strings")
+    return {k: _expand(v, environ) for k, v in raw.items()}
+
+
+def _seconds(milliseconds: str | None, default: float) -> float:
+    try:
+        value = float(milliseconds) / 1000 if milliseconds else default
+    except ValueError:
+        return default
+    return value if value > 0 else default

@@ -1,0 +1,643 @@
+"""The transcript store: a session as JSON lines, and everything needed to resume it.
+
+A session lives in `<data dir>/projects/<slug of cwd>/<session id>.jsonl`
+(`AGENT_TUI_DATA_DIR` overrides the data dir); large tool outputs and other
+artefacts go in the folder `<session id>/` beside it.  Records, one per line,
+`"type"` first:
+
+    session   the header: id, cwd, creation time, format version
+    message   one history message, in order
+    truncate  the history was rewritten (compaction, repair): keep the first
+              `keep` messages; the `message` records after it continue from there
+    event     a notable bus event (`Event.to_dict()`; no text deltas)
+
+Durability: a record is one unbuffered write, so it is in the operating
+system's hands (and survives the process being killed) as soon as the call
+returns; the file is fsynced at the end of each model turn.  A crash in the
+middle of a write leaves a torn last line: loading skips it and the next
+append cuts it off.
+
+Loading repairs what a crash can leave behind (`repair_history`) so that the
+history sent after a resume is valid, and `replay_events` turns a transcript
+back into bus events for a front end to redraw it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from hashlib import sha1
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+
+from . import events as ev
+from .messages import (
+    INTERRUPTED_FOR_TOOL_USE,
+    INTERRUPTED_MESSAGE,
+    Message,
+    blocks,
+    check_history,
+    ensure_tool_result_pairing,
+    text_block,
+    tool_result_block,
+    tool_uses,
+    user_message,
+)
+
+FORMAT_VERSION = 1
+# Results given to tool calls that were running when the process died.
+SESSION_ENDED_RESULT = (
+    "[Tool result missing: agent-tui stopped before this tool call finished; it may or may not have run]"
+)
+# Appended to a trailing user message whose turn never finished.
+SESSION_ENDED_MESSAGE = "[agent-tui stopped before the assistant answered; the conversation has been resumed]"
+
+# Events worth keeping: enough to redraw the transcript, nothing per-token.
+_NOTABLE: frozenset[type[ev.Event]] = frozenset({
+    ev.SessionStarted,
+    ev.UserMessage,
+    ev.ToolQueued,
+    ev.ToolFinished,
+    ev.PermissionResolved,
+    ev.Usage,
+    ev.Notice,
+    ev.Compaction,
+    ev.Interrupted,
+    ev.QueryFinished,
+})
+# Records start with these bytes (keys in this order), so listing need not parse every line.
+_USER_MESSAGE_PREFIX = b'{"type":"event","event":{"type":"user_message"'
+_HEADER_PREFIX = b'{"type":"session"'
+
+
+class SessionNotFound(LookupError):
+    """No stored session matches (the message says what was looked for)."""
+
+
+# ---------------------------------------------------------------- locations
+
+
+def data_dir() -> Path:
+    """agent-tui's data folder (`AGENT_TUI_DATA_DIR` overrides the platform default)."""
+    override = os.environ.get("AGENT_TUI_DATA_DIR")
+    return Path(override).expanduser() if override else Path(user_data_dir("agent-tui"))
+
+
+def project_slug(cwd: Path) -> str:
+    """`/home/ann/src/app` -> `-home-ann-src-app` (long paths keep a hash of the whole)."""
+    slug = re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+    if len(slug) > 120:
+        slug = slug[:100] + "-" + sha1(str(cwd).encode()).hexdigest()[:12]
+    return slug
+
+
+def project_dir(cwd: Path) -> Path:
+    return data_dir() / "projects" / project_slug(Path(cwd).resolve())
+
+
+def _dumps(record: dict[str, Any]) -> bytes:
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    return (text + "\n").encode("utf-8", "surrogatepass")
+
+
+# ---------------------------------------------------------------- writing
+
+
+class TranscriptStore:
+    """Appends one session's records.  The file appears with the first message.
+
+    Write failures (disk full, permissions) never reach the loop: the first one
+    is reported through `on_error` and persistence stops.
+    """
+
+    def __init__(self, cwd: Path, session_id: str, *, directory: Path | None = None) -> None:
+        self.cwd = Path(cwd).resolve()
+        self.session_id = session_id
+        self.directory = directory or project_dir(self.cwd)
+        self.path = self.directory / f"{session_id}.jsonl"
+        self.on_error: Callable[[str], None] | None = None
+        self._fd: int | None = None
+        self._messages: list[Message] = []
+        self._pending: list[bytes] = []
+        self._unsynced = False
+        self._failed = False
+
+    @property
+    def assets_dir(self) -> Path:
+        """The folder beside the transcript for this session's artefacts (saved outputs)."""
+        return self.directory / self.session_id
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history as a loader would rebuild it from what has been written."""
+        return list(self._messages)
+
+    def for_session(self, session_id: str) -> TranscriptStore:
+        """A store for another session of the same project (after /clear)."""
+        store = TranscriptStore(self.cwd, session_id, directory=self.directory)
+        store.on_error = self.on_error
+        return store
+
+    @classmethod
+    def reopen(cls, transcript: Transcript, cwd: Path) -> TranscriptStore:
+        """A store that appends to a loaded transcript's file."""
+        store = cls(cwd, transcript.session_id, directory=transcript.path.parent)
+        store._messages = list(transcript.messages)
+        return store
+
+    # -- records
+
+    def append_message(self, message: Message) -> None:
+        self._messages.append(message)
+        self._write({"type": "message", "message": message, "ts": round(time.time(), 3)}, opens=True)
+
+    def sync(self, history: list[Message]) -> None:
+        """Make the stored history equal `history`: append what is new, and when
+        earlier messages changed (compaction, repair) write a `truncate` first."""
+        old = self._messages
+        keep = 0
+        limit = min(len(old), len(history))
+        while keep < limit and (old[keep] is history[keep] or old[keep] == history[keep]):
+            keep += 1
+        if keep < len(old):
+            del old[keep:]
+            self._write({"type": "truncate", "keep": keep}, opens=True)
+        for message in history[keep:]:
+            self.append_message(message)
+
+    def record_event(self, event: ev.Event) -> None:
+        """The bus listener: notable events of the main agent, in publish order."""
+        if type(event) not in _NOTABLE or event.parent_tool_use_id is not None:
+            return
+        data = event.to_dict()
+        if type(event) is ev.ToolQueued:
+            data.pop("input", None)  # the tool_use block in the assistant message has it
+        self._write({"type": "event", "event": data, "ts": round(time.time(), 3)}, opens=False)
+
+    def commit(self) -> None:
+        """fsync what was written (the end of a model turn)."""
+        if self._fd is None or not self._unsynced or self._failed:
+            return
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            self._fail(exc)
+        self._unsynced = False
+
+    def close(self) -> None:
+        self.commit()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    # -- file
+
+    def _write(self, record: dict[str, Any], *, opens: bool) -> None:
+        if self._failed:
+            return
+        data = _dumps(record)
+        if self._fd is None and not (opens or self.path.exists()):
+            # Nothing worth a file yet (an idle session leaves no transcript).
+            self._pending.append(data)
+            return
+        try:
+            fd = self._fd if self._fd is not None else self._open()
+            _write_all(fd, data)
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self._unsynced = True
+
+    def _open(self) -> int:
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            if created:
+                _fsync_dir(self.directory)
+            else:
+                _cut_torn_tail(fd)
+            self._fd = fd
+            head = b""
+            if created or os.fstat(fd).st_size == 0:
+                head = _dumps({
+                    "type": "session",
+                    "version": FORMAT_VERSION,
+                    "session_id": self.session_id,
+                    "cwd": str(self.cwd),
+                    "created": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                })
+            if head or self._pending:
+                _write_all(fd, head + b"".join(self._pending))
+                self._pending.clear()
+        except OSError:
+            os.close(fd)
+            self._fd = None
+            raise
+        return fd
+
+    def _fail(self, exc: OSError) -> None:
+        self._failed = True
+        if self.on_error is not None:
+            self.on_error(f"Cannot save the transcript to {self.path}: {exc}. The session goes on unsaved.")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _cut_torn_tail(fd: int) -> None:
+    """End the file on a whole line before appending: a last line without its newline
+    is a torn write and is dropped, unless only the newline itself was lost."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = size
+    while start > 0:
+        start = max(0, start - 65536)
+        nl = os.pread(fd, size - start, start).rfind(b"\n")
+        if nl >= 0:
+            start += nl + 1
+            break
+    try:
+        json.loads(os.pread(fd, size - start, start))
+    except ValueError:
+        os.ftruncate(fd, start)
+    else:
+        _write_all(fd, b"\n")
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass
+class Transcript:
+    """A stored session, loaded."""
+
+    session_id: str
+    path: Path
+    cwd: str
+    created: str
+    # The history exactly as stored, and repaired so that it can be sent.
+    messages: list[Message]
+    history: list[Message]
+    # Every record in file order (what `replay_events` redraws from).
+    records: list[dict[str, Any]]
+    # False when the last prompt never reached its end (the process died mid-turn).
+    finished: bool
+    torn_tail: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def repaired(self) -> bool:
+        return self.history != self.messages
+
+
+def load_transcript(path: Path) -> Transcript:
+    """Read a transcript; a torn last line is skipped, other bad lines are reported."""
+    path = Path(path)
+    raw_lines = path.read_bytes().split(b"\n")
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    torn = False
+    header: dict[str, Any] = {}
+    messages: list[Message] = []
+    last_message = last_finished = -1
+    for number, raw in enumerate(raw_lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8", "surrogatepass"))
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            if number == len(raw_lines):
+                torn = True  # no newline after it: the write never finished
+            else:
+                problems.append(f"{path.name} line {number}: not a valid record, skipped")
+            continue
+        kind = record.get("type")
+        if kind == "session" and not header:
+            header = record
+        elif kind == "message" and isinstance(record.get("message"), dict):
+            messages.append(record["message"])
+            last_message = len(records)
+        elif kind == "truncate":
+            del messages[int(record.get("keep", 0)) :]
+            last_message = len(records)
+        elif kind == "event" and isinstance(record.get("event"), dict):
+            if record["event"].get("type") == "query_finished":
+                last_finished = len(records)
+        records.append(record)
+    finished = last_message < 0 or last_finished > last_message
+    return Transcript(
+        session_id=str(header.get("session_id") or path.stem),
+        path=path,
+        cwd=str(header.get("cwd", "")),
+        created=str(header.get("created", "")),
+        messages=messages,
+        history=repair_history(messages, finished=finished),
+        records=records,
+        finished=finished,
+        torn_tail=torn,
+        problems=problems,
+    )
+
+
+def repair_history(messages: list[Message], *, finished: bool) -> list[Message]:
+    """The history a resumed session sends.
+
+    A turn that never finished (the process died) may end on an assistant
+    message whose tool calls have no results: they get `SESSION_ENDED_RESULT`
+    errors.  A trailing user message of such a turn (the prompt, or tool results
+    the model never saw) keeps its content and gains `SESSION_ENDED_MESSAGE`, so
+    the model knows why the next prompt follows it.  Anything else that breaks
+    the invariants is repaired by `ensure_tool_result_pairing`.
+    """
+    history = [dict(m) for m in messages]
+    if history and not finished:
+        last = history[-1]
+        if last["role"] == "assistant" and tool_uses(last):
+            results = [tool_result_block(b["id"], SESSION_ENDED_RESULT, is_error=True) for b in tool_uses(last)]
+            history.append(user_message(results))
+        last = history[-1]
+        if last["role"] == "user" and blocks(last)[-1:] != [text_block(SESSION_ENDED_MESSAGE)]:
+            history[-1] = {"role": "user", "content": blocks(last) + [text_block(SESSION_ENDED_MESSAGE)]}
+    if check_history(history):
+        history = ensure_tool_result_pairing(history)
+    return history
+
+
+# ---------------------------------------------------------------- listing
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One stored session, for pickers (`--resume`, `/resume`)."""
+
+    session_id: str
+    path: Path
+    created: datetime
+    modified: datetime
+    # The first prompt's text (first line, at most 200 characters).
+    first_prompt: str
+    # Prompts the user submitted.
+    turn_count: int
+
+
+def list_sessions(cwd: Path) -> list[SessionInfo]:
+    """The sessions stored for `cwd`, most recently used first."""
+    return sessions_in(project_dir(cwd))
+
+
+def sessions_in(directory: Path) -> list[SessionInfo]:
+    try:
+        paths = [p for p in directory.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+    except OSError:
+        return []
+    infos = []
+    for path in paths:
+        info = _scan(path)
+        if info is not None:
+            infos.append(info)
+    infos.sort(key=lambda i: i.modified, reverse=True)
+    return infos
+
+
+def _scan(path: Path) -> SessionInfo | None:
+    """Header, first prompt and prompt count, without parsing every record."""
+    try:
+        stat = path.stat()
+        data = path.read_bytes()
+    except OSError:
+        return None
+    session_id = path.stem
+    modified = datetime.fromtimestamp(stat.st_mtime, UTC)
+    created = modified
+    first_prompt = ""
+    count = 0
+    for line in data.split(b"\n"):
+        if line.startswith(_USER_MESSAGE_PREFIX):
+            count += 1
+            if count == 1:
+                try:
+                    first_prompt = json.loads(line)["event"].get("text", "")
+                except (ValueError, KeyError):
+                    first_prompt = ""
+        elif line.startswith(_HEADER_PREFIX):
+            try:
+                header = json.loads(line)
+                session_id = header.get("session_id") or session_id
+                created = datetime.fromisoformat(header["created"])
+            except (ValueError, KeyError, TypeError):
+                pass
+    lines = first_prompt.strip().splitlines()
+    return SessionInfo(
+        session_id=session_id,
+        path=path,
+        created=created,
+        modified=modified,
+        first_prompt=(lines[0] if lines else "")[:200],
+        turn_count=count,
+    )
+
+
+def find_session(directory: Path, session_id: str | None = None) -> Path:
+    """The transcript of `session_id` (a unique prefix is enough), or the latest one."""
+    sessions = sessions_in(directory)
+    if session_id is None:
+        if not sessions:
+            raise SessionNotFound("no stored conversation for this directory")
+        return sessions[0].path
+    exact = [s for s in sessions if s.session_id == session_id]
+    matches = exact or [s for s in sessions if s.session_id.startswith(session_id)]
+    if len(matches) == 1:
+        return matches[0].path
+    if not matches:
+        raise SessionNotFound(f"no stored session {session_id!r} for this directory")
+    raise SessionNotFound(f"session id {session_id!r} is ambiguous ({len(matches)} sessions start with it)")
+
+
+# ---------------------------------------------------------------- replay
+
+
+def replay_events(transcript: Transcript) -> list[ev.Event]:
+    """The transcript as bus events, for a front end to redraw it as it was.
+
+    Prompts come back as `user_message`, answers as one `text_delta` plus
+    `block_completed` per block, each tool call as `tool_queued`,
+    `tool_started`, `permission_resolved` (when there was one) and
+    `tool_finished` with its stored data (diffs, outputs); interrupt markers as
+    `interrupted`, then notices, usage, compaction and `query_finished` where
+    they happened.  Each model turn starts with `request_started`.
+    """
+    records = transcript.records
+    queued: dict[str, dict[str, Any]] = {}
+    finished: dict[str, dict[str, Any]] = {}
+    permissions: dict[str, dict[str, Any]] = {}
+    model = ""
+    for record in records:
+        event = record.get("event") if record.get("type") == "event" else None
+        if not isinstance(event, dict):
+            continue
+        kind, tid = event.get("type"), event.get("tool_use_id")
+        if kind == "tool_queued":
+            queued[tid] = event
+        elif kind == "tool_finished":
+            finished[tid] = event
+        elif kind == "permission_resolved":
+            permissions[tid] = event
+        elif kind == "session_started" and not model:
+            model = event.get("model", "")
+    results = {
+        b.get("tool_use_id"): b
+        for m in transcript.history
+        if m["role"] == "user"
+        for b in blocks(m)
+        if b.get("type") == "tool_result"
+    }
+
+    out: list[ev.Event] = []
+    current: list[Message] = []
+    before_truncate: list[Message] = []
+    turn = 0
+    for record in records:
+        kind = record.get("type")
+        if kind == "truncate":
+            before_truncate = list(current)
+            del current[int(record.get("keep", 0)) :]
+        elif kind == "message":
+            message = record.get("message") or {}
+            position = len(current)
+            current.append(message)
+            if position < len(before_truncate) and before_truncate[position] == message:
+                continue  # rewritten unchanged: already shown
+            if message.get("role") == "assistant":
+                turn += 1
+                out.append(ev.RequestStarted(turn=turn, model=model, max_tokens=0))
+                out.extend(_replay_assistant(message, queued, finished, permissions, results))
+            else:
+                out.extend(_replay_markers(message))
+        elif kind == "event":
+            data = record.get("event") or {}
+            event = _event_from(data)
+            if event is not None:
+                out.append(event)
+            if data.get("type") == "user_message":
+                turn = 0
+    return out
+
+
+def _replay_assistant(
+    message: Message,
+    queued: dict[str, dict[str, Any]],
+    finished: dict[str, dict[str, Any]],
+    permissions: dict[str, dict[str, Any]],
+    results: dict[str, dict[str, Any]],
+) -> Iterable[ev.Event]:
+    for index, block in enumerate(blocks(message)):
+        btype = block.get("type")
+        if btype == "text":
+            yield ev.TextDelta(index=index, text=block.get("text", ""))
+        elif btype == "thinking":
+            yield ev.ThinkingDelta(index=index, text=block.get("thinking", ""))
+        public = {k: v for k, v in block.items() if not k.startswith("_")}
+        yield ev.BlockCompleted(index=index, block=public)
+        if btype != "tool_use":
+            continue
+        tid = block.get("id", "")
+        name = block.get("name", "")
+        q = queued.get(tid, {})
+        yield ev.ToolQueued(
+            tool_use_id=tid,
+            name=name,
+            input=block.get("input") or {},
+            summary=q.get("summary", name),
+            concurrency_safe=bool(q.get("concurrency_safe", False)),
+        )
+        yield ev.ToolStarted(tool_use_id=tid, name=name)
+        p = permissions.get(tid)
+        if p is not None:
+            yield ev.PermissionResolved(
+                tool_use_id=tid,
+                tool_name=p.get("tool_name", name),
+                behavior=p.get("behavior", "deny"),
+                remember=bool(p.get("remember", False)),
+                rule=p.get("rule"),
+                feedback=p.get("feedback"),
+            )
+        f = finished.get(tid)
+        if f is not None:
+            yield ev.ToolFinished(
+                tool_use_id=tid,
+                name=name,
+                is_error=bool(f.get("is_error", False)),
+                preview=f.get("preview", ""),
+                duration=float(f.get("duration", 0.0)),
+                status=f.get("status", "done"),
+                data=f.get("data") or {},
+            )
+        else:
+            result = results.get(tid, {})
+            content = result.get("content", "")
+            text = content if isinstance(content, str) else "".join(
+                b.get("text", "") for b in content if isinstance(b, dict)
+            )
+            is_error = bool(result.get("is_error", False))
+            yield ev.ToolFinished(
+                tool_use_id=tid,
+                name=name,
+                is_error=is_error,
+                preview=text[:300],
+                duration=0.0,
+                status="error" if is_error else "done",
+            )
+
+
+def _replay_markers(message: Message) -> Iterable[ev.Event]:
+    for block in blocks(message):
+        if block.get("type") != "text":
+            continue
+        if block.get("text") == INTERRUPTED_MESSAGE:
+            yield ev.Interrupted(during="streaming")
+        elif block.get("text") == INTERRUPTED_FOR_TOOL_USE:
+            yield ev.Interrupted(during="tools")
+
+
+_REPLAYED_EVENTS: dict[str, type[ev.Event]] = {
+    cls.type: cls for cls in (ev.UserMessage, ev.Usage, ev.Notice, ev.Compaction, ev.QueryFinished)
+}
+
+
+def _event_from(data: dict[str, Any]) -> ev.Event | None:
+    cls = _REPLAYED_EVENTS.get(data.get("type", ""))
+    if cls is None:
+        return None
+    fields = {k: v for k, v in data.items() if k != "type"}
+    try:
+        return cls(**fields)
+    except TypeError:
+        return None  # written by a version with other fields

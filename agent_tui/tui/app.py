@@ -1,0 +1,337 @@
+"""The Textual front end: engine events in, user intents out (DESIGN §8).
+
+`AgentApp` holds a `Session` made by the caller.  The bridge worker turns
+bus events into `EngineEvents` batches, handled in order by the mixin in
+`handlers.py`; each prompt runs `Session.submit()` in its own worker, in the
+order typed.  The app never drives the loop: it submits, aborts, and answers
+permission Futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, Static
+from textual.worker import Worker, WorkerState
+
+from ..engine.session import Session
+from .bridge import Bridge
+from .commands import parse_slash, run_slash
+from .export import history_markdown
+from .handlers import EngineEventsMixin
+from .mentions import Prompt, mentioned_files, prompt_content
+from .screens import TranscriptScreen
+from .state import ToolRecord, TurnRecord
+from .streaming import TextRun
+from .themes import DEFAULT_THEME, load_themes
+from .widgets.gauge import Gauge
+from .widgets.header import SessionHeader
+from .widgets.permission import PermissionPrompt
+from .widgets.prompt_input import InputArea, PromptInput
+from .widgets.timeline import Timeline
+from .widgets.tool_call import ToolCall
+from .widgets.transcript import Notice, ThinkingBlock, Transcript
+
+QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
+TICK = 1 / 8  # live elapsed times and spinners
+NARROW = 100  # below this width the timeline starts hidden
+
+
+class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
+    CSS_PATH = "app.tcss"
+    TITLE = "agent-tui"
+
+    BINDINGS = [
+        Binding("escape", "abort", "Stop", id="app.abort"),
+        Binding("ctrl+c", "interrupt", "Stop / quit", priority=True, show=False, id="app.interrupt"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.cycle_mode"),
+        Binding("ctrl+t", "toggle_timeline", "Timeline", id="app.toggle_timeline"),
+        Binding("ctrl+o", "expand_output", "Output", id="app.expand_output"),
+        Binding("ctrl+p", "command_palette", "Commands", priority=True, id="app.command_palette"),
+    ]
+
+    def __init__(
+        self,
+        session: Session,
+        initial_prompt: str | None = None,
+        theme: str | None = None,
+        keymap: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        # Every time the UI shows comes from this clock (tests freeze or step it).
+        self.clock: Callable[[], float] = time.monotonic
+        self.started_at = self.clock()
+        self._initial_prompt = initial_prompt
+        self._keymap_setting = dict(keymap or {})
+        self._bridge = Bridge(session.bus, self)
+        self._prompt_order = asyncio.Lock()
+        self._queued: deque[Prompt] = deque()
+        self.tool_records: dict[str, ToolRecord] = {}
+        self._tool_calls: dict[str, ToolCall] = {}
+        self._turn: TurnRecord | None = None
+        self._text_run: TextRun | None = None
+        self._thinking: ThinkingBlock | None = None
+        self._last_interrupt = float("-inf")
+        self._error_shown = False
+        self._interrupt_shown = False
+        self._output_base = 0
+        self._stream_chars = 0
+        self._problems: list[str] = []
+        themes, self._problems = load_themes()
+        for t in themes:
+            self.register_theme(t)
+        wanted = theme or DEFAULT_THEME
+        if wanted not in self.available_themes:
+            self._problems.append(f"Unknown theme {wanted!r}; using {DEFAULT_THEME}")
+            wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        self.theme = wanted
+
+    # ------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield SessionHeader(id="header")
+        with Horizontal(id="body"):
+            yield Transcript(id="transcript")
+            yield Timeline(lambda: self.clock(), id="timeline")
+        yield PermissionPrompt(self.session.cwd, id="permission")
+        yield Static("", id="queued", markup=False)
+        yield InputArea(self.session.cwd, id="input-area")
+        yield Gauge(lambda: self.clock(), id="gauge")
+        yield Footer(id="footer")
+
+    def on_mount(self) -> None:
+        # Looked up once: handlers and the ticker run until the very end of the app.
+        self.transcript = self.query_one(Transcript)
+        self.timeline = self.query_one(Timeline)
+        self.gauge = self.query_one(Gauge)
+        self.permission = self.query_one(PermissionPrompt)
+        self.prompt_input = self.query_one(PromptInput)
+        self.header = self.query_one(SessionHeader)
+        self.queued_view = self.query_one("#queued", Static)
+        if self._keymap_setting:
+            self.set_keymap(self._keymap_setting)
+        self.refresh_header()
+        gauge = self.gauge
+        gauge.context_window = self.session.context_window
+        gauge.threshold = _auto_compact_threshold(self.session.context_window, self.session.options.max_tokens)
+        self.permission.display = False
+        self.queued_view.display = False
+        if self.size.width < NARROW:
+            self.timeline.display = False
+        self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
+        self.session.start()
+        self.set_interval(TICK, self._tick)
+        self.prompt_input.focus()
+        self.transcript.add(Notice(self._welcome(), kind="welcome"))
+        for problem in self._problems:
+            self.say(problem, kind="error")
+        if self._initial_prompt:
+            self.submit_prompt(self._initial_prompt)
+
+    def _welcome(self) -> str:
+        lines = ["agent-tui — type a request and press Enter. /help lists the keys and commands."]
+        if getattr(self.session.model, "offline", False):
+            lines.append(
+                "No API key is set, so the offline demo model answers: try “list files”, "
+                "“read README.md”, “search for TODO” or “run ls”. Set ANTHROPIC_API_KEY to talk to Claude."
+            )
+        return "\n".join(lines)
+
+    def refresh_header(self) -> None:
+        header = self.header
+        model = self.session.model
+        header.model_label = model.label
+        header.offline = bool(getattr(model, "offline", False))
+        header.cwd = str(self.session.cwd)
+        header.mode = self.session.policy.mode
+        header.session_id = self.session.session_id
+
+    # ------------------------------------------------------------ prompts
+
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        text = message.text
+        parsed = parse_slash(text)
+        if parsed is not None:
+            await run_slash(self, *parsed)
+            return
+        word = text.strip().split(maxsplit=1)[0]
+        if word.startswith("/") and word[1:].replace("-", "").isalpha():
+            self.say(f"Unknown command {word} — /help lists the commands", kind="error")
+            return
+        self.submit_prompt(text)
+
+    def submit_prompt(self, text: str) -> None:
+        """Send a prompt now, or after the running turn (it shows as queued meanwhile)."""
+        prompt = Prompt(text, mentioned_files(text, self.session.cwd))
+        self._queued.append(prompt)
+        self._show_queued()
+        self.run_worker(self._run_prompt(prompt), group="prompt", exit_on_error=False)
+
+    async def _run_prompt(self, prompt: Prompt) -> None:
+        async with self._prompt_order:
+            try:
+                content = await prompt_content(prompt, self.session)
+            except Exception as exc:
+                self._queued.remove(prompt)
+                self._show_queued()
+                self.say(f"Could not attach files: {exc}", kind="error")
+                return
+            await self.session.submit(content)
+
+    def _show_queued(self) -> None:
+        widget = self.queued_view
+        waiting = list(self._queued) if self.session.running else []
+        widget.display = bool(waiting)
+        lines = [f"⏳ queued: {p.text.strip().splitlines()[0][:200]}" for p in waiting]
+        widget.update("\n".join(lines))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.say(f"{event.worker.group} failed: {type(error).__name__}: {error}", kind="error")
+
+    # ------------------------------------------------------------ actions
+
+    def action_abort(self) -> None:
+        """Stop the running turn; with nothing running, do nothing."""
+        if self.session.running:
+            self.session.abort()
+
+    async def action_interrupt(self) -> None:
+        now = time.monotonic()
+        if now - self._last_interrupt <= QUIT_WINDOW:
+            await self.action_quit()
+            return
+        self._last_interrupt = now
+        if self.session.running:
+            self.session.abort()
+            self.notify("Stopped. Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+        else:
+            self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+
+    async def action_quit(self) -> None:
+        if self.session.running:
+            # Let the abort kill running tools before the loop goes away.
+            self.session.abort()
+            deadline = time.monotonic() + 2.0
+            while self.session.running and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+        self._bridge.close()
+        self.exit(0)
+
+    async def on_unmount(self) -> None:
+        # The app's loop is the one the session's connections live on: release them here.
+        self.session.abort()
+        self._bridge.close()
+        try:
+            await asyncio.wait_for(self.session.aclose(), 5.0)
+        except Exception as exc:  # shutting down: report, never raise
+            self.log.error(f"closing the session failed: {exc!r}")
+
+    def action_cycle_mode(self) -> None:
+        mode = self.session.policy.cycle_mode()
+        self.refresh_header()
+        self.notify(f"Permission mode: {mode}", timeout=1.5)
+
+    def action_toggle_timeline(self) -> None:
+        timeline = self.timeline
+        timeline.display = not timeline.display
+
+    def action_expand_output(self) -> None:
+        for call in reversed(list(self._tool_calls.values())):
+            if call.is_attached and (call.has_output or call.expanded):
+                call.toggle()
+                call.scroll_visible(animate=False)
+                return
+
+    def action_show_transcript(self) -> None:
+        title = f"Transcript · session {self.session.session_id[:8]} · Esc closes · Ctrl+S exports"
+        self.push_screen(TranscriptScreen(history_markdown(self.session.history), title))
+
+    def action_export_transcript(self) -> None:
+        target = self.session.cwd / f"agent-tui-{self.session.session_id[:8]}.md"
+        written = self.export_transcript(target)
+        if written is not None:
+            self.notify(f"Conversation written to {written}")
+
+    def on_permission_prompt_settled(self, message: PermissionPrompt.Settled) -> None:
+        self.prompt_input.focus()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield SystemCommand("Stop", "Stop the running turn (Esc)", self.action_abort)
+        yield SystemCommand("Clear conversation", "Start over; forgets the history (/clear)", self.clear_conversation)
+        yield SystemCommand("Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", self.action_toggle_timeline)
+        yield SystemCommand("Cycle permission mode", "default → acceptEdits → plan (Shift+Tab)", self.action_cycle_mode)
+        yield SystemCommand("Expand tool output", "Expand or collapse the latest tool output (Ctrl+O)", self.action_expand_output)
+        yield SystemCommand("Show transcript", "The whole conversation (/transcript)", self.action_show_transcript)
+        yield SystemCommand("Export transcript", "Write the conversation as Markdown (/export)", self.action_export_transcript)
+        yield SystemCommand("Usage", "Tokens and time of this session (/cost)", lambda: self.run_slash_later("cost"))
+        yield SystemCommand("Help", "Keys and commands (/help)", lambda: self.run_slash_later("help"))
+        yield from super().get_system_commands(screen)
+
+    def run_slash_later(self, name: str, arg: str = "") -> None:
+        self.run_worker(run_slash(self, name, arg), group="slash", exit_on_error=False)
+
+    # ------------------------------------------------------------ used by slash commands
+
+    def say(self, text: str, kind: str = "info") -> None:
+        """A line in the transcript from the app itself (not the model)."""
+        self.transcript.add(Notice(text, kind=kind))
+
+    async def show_markdown(self, text: str) -> None:
+        await self.transcript.add(Markdown(text, classes="note"))
+
+    async def clear_conversation(self) -> None:
+        if self.session.running:
+            self.say("A turn is running: press Esc first, then /clear.", kind="error")
+            return
+        self.session.clear()
+        self.tool_records.clear()
+        self._tool_calls.clear()
+        await self.transcript.clear_entries()
+        self.timeline.clear()
+        gauge = self.gauge
+        gauge.context_tokens = 0
+        gauge.output_tokens = 0
+        gauge.started_at = None
+        self.say("Conversation cleared.")
+
+    def export_transcript(self, target: Path) -> Path | None:
+        text = history_markdown(self.session.history, title=f"agent-tui session {self.session.session_id}")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.say(f"Could not write {target}: {exc}", kind="error")
+            return None
+        return target
+
+
+def _auto_compact_threshold(window: int, max_output: int) -> int:
+    """The engine's rule (DESIGN §7), for the gauge before the first usage event arrives."""
+    return window - min(max_output, 20_000) - 13_000
+
+
+def run_tui(
+    session: Session,
+    *,
+    initial_prompt: str | None = None,
+    theme: str | None = None,
+    keymap: dict[str, str] | None = None,
+) -> int:
+    """Run the full-screen app until the person quits; the exit code."""
+    app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap)
+    result = app.run()
+    if app.return_code:
+        return app.return_code
+    return result or 0

@@ -1,0 +1,298 @@
+"""What each bus event does to the screen (the app's half of the bridge).
+
+`EngineEventsMixin` is mixed into `AgentApp`: one handler per event type,
+run in publish order for each `EngineEvents` batch.  Records of tool calls
+and turns are stamped with the app's clock as events arrive.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..engine import events as ev
+from ..engine.session import Session
+from .bridge import EngineEvents
+from .mentions import Prompt
+from .state import AWAITING, RUNNING, ToolRecord, TurnRecord, display_summary
+from .streaming import TextRun
+from .widgets.tool_call import ToolCall
+from .widgets.transcript import Notice, ThinkingBlock, UserPrompt
+
+if TYPE_CHECKING:
+    from .widgets.gauge import Gauge
+    from .widgets.permission import PermissionPrompt
+    from .widgets.timeline import Timeline
+    from .widgets.transcript import Transcript
+
+
+class EngineEventsMixin:
+    session: Session
+    clock: Callable[[], float]
+    transcript: Transcript
+    timeline: Timeline
+    gauge: Gauge
+    permission: PermissionPrompt
+    tool_records: dict[str, ToolRecord]
+    _queued: deque[Prompt]
+    _tool_calls: dict[str, ToolCall]
+    _turn: TurnRecord | None
+    _text_run: TextRun | None
+    _thinking: ThinkingBlock | None
+    _error_shown: bool
+    _interrupt_shown: bool
+    _output_base: int
+    _stream_chars: int
+
+    if TYPE_CHECKING:
+
+        def refresh_header(self) -> None: ...
+
+        def _show_queued(self) -> None: ...
+
+    async def on_engine_events(self, message: EngineEvents) -> None:
+        try:
+            for event in message.events:
+                handler = self._handlers.get(type(event))
+                if handler is not None:
+                    await handler(self, event)
+            self.gauge.activity = self._activity()
+        finally:
+            message.handled.set()
+
+    async def _on_session_started(self, event: ev.SessionStarted) -> None:
+        self.refresh_header()
+
+    async def _on_user_message(self, event: ev.UserMessage) -> None:
+        prompt = self._queued.popleft() if self._queued else Prompt(event.text)
+        self._show_queued()
+        self._error_shown = self._interrupt_shown = False
+        self._output_base = self._stream_chars = 0
+        self.gauge.start()
+        transcript = self.transcript
+        transcript.follow()
+        await transcript.add(UserPrompt(prompt.text, prompt.attachment_labels))
+
+    async def _on_request_started(self, event: ev.RequestStarted) -> None:
+        if event.parent_tool_use_id:
+            return
+        await self._end_text_run()
+        self._close_turn()
+        self._turn = TurnRecord(number=event.turn, started_at=self.clock())
+        self._stream_chars = 0
+        self.gauge.turns = event.turn
+        self.timeline.add_turn(self._turn)
+
+    async def _on_text_delta(self, event: ev.TextDelta) -> None:
+        if event.parent_tool_use_id:
+            return
+        run = self._text_run
+        if run is None or run.index != event.index:
+            await self._end_text_run()
+            run = self._text_run = TextRun(self, self.transcript, event.index)  # type: ignore[arg-type]
+        await run.write(event.text)
+        self._stream_chars += len(event.text)
+        self.gauge.output_tokens = self._output_base + self._stream_chars // 4
+
+    async def _on_thinking_delta(self, event: ev.ThinkingDelta) -> None:
+        if event.parent_tool_use_id:
+            return
+        if self._thinking is None:
+            await self._end_text_run()
+            self._thinking = ThinkingBlock()
+            await self.transcript.add(self._thinking)
+        self._thinking.add(event.text)
+        self._stream_chars += len(event.text)
+        self.gauge.output_tokens = self._output_base + self._stream_chars // 4
+
+    async def _on_block_completed(self, event: ev.BlockCompleted) -> None:
+        if event.parent_tool_use_id:
+            return
+        kind = event.block.get("type")
+        if kind == "text":
+            await self._end_text_run()
+        elif kind in ("thinking", "redacted_thinking") and self._thinking is not None:
+            self._thinking.finish()
+            self._thinking = None
+
+    async def _on_tool_queued(self, event: ev.ToolQueued) -> None:
+        record = ToolRecord(
+            tool_use_id=event.tool_use_id,
+            name=event.name,
+            summary=display_summary(event.summary, event.input, self.session.cwd),
+            input=event.input,
+            queued_at=self.clock(),
+            turn=self._turn,
+            parent_tool_use_id=event.parent_tool_use_id,
+        )
+        self.tool_records[record.tool_use_id] = record
+        if self._turn is not None:
+            self._turn.tools.append(record.tool_use_id)
+        self.timeline.add_tool(record)
+        if not event.parent_tool_use_id:
+            await self._end_text_run()
+            call = ToolCall(record)
+            self._tool_calls[record.tool_use_id] = call
+            await self.transcript.add(call)
+
+    async def _on_tool_started(self, event: ev.ToolStarted) -> None:
+        record = self.tool_records.get(event.tool_use_id)
+        if record is not None:
+            record.status = RUNNING
+            record.started_at = self.clock()
+            self._refresh_tool(record)
+
+    async def _on_tool_progress(self, event: ev.ToolProgress) -> None:
+        call = self._tool_calls.get(event.tool_use_id)
+        if call is not None and call.is_attached:
+            call.add_progress(event.text)
+
+    async def _on_tool_finished(self, event: ev.ToolFinished) -> None:
+        record = self.tool_records.get(event.tool_use_id)
+        if record is None:
+            return
+        record.status = event.status
+        record.finished_at = self.clock()
+        record.preview = event.preview
+        record.data = event.data
+        record.is_error = event.is_error
+        self._refresh_tool(record)
+
+    async def _on_permission_requested(self, event: ev.PermissionRequested) -> None:
+        record = self.tool_records.get(event.tool_use_id)
+        if record is not None:
+            record.status = AWAITING
+            self._refresh_tool(record)
+        self.permission.push(event)
+
+    async def _on_permission_resolved(self, event: ev.PermissionResolved) -> None:
+        self.permission.discard(event.tool_use_id)
+
+    async def _on_usage(self, event: ev.Usage) -> None:
+        if event.parent_tool_use_id:
+            return
+        gauge = self.gauge
+        gauge.context_window = event.context_window
+        gauge.threshold = event.auto_compact_threshold
+        gauge.context_tokens = event.context_tokens
+        turn = self._turn
+        if turn is None:
+            return
+        turn.usage_events += 1
+        if turn.usage_events >= 2:
+            # The second usage of a request is published when its stream ends.
+            turn.stream_end_at = self.clock()
+            self._output_base += event.output_tokens
+            self._stream_chars = 0
+            gauge.output_tokens = self._output_base
+
+    async def _on_notice(self, event: ev.Notice) -> None:
+        if event.kind == "error":
+            self._error_shown = True
+        prefix = "↳ subagent: " if event.parent_tool_use_id else ""
+        await self.transcript.add(Notice(prefix + event.message, kind=event.kind))
+
+    async def _on_compaction(self, event: ev.Compaction) -> None:
+        await self.transcript.add(
+            Notice(
+                f"Conversation compacted ({event.trigger}): {event.tokens_before:,} → {event.tokens_after:,} tokens",
+                kind="compaction",
+            )
+        )
+
+    async def _on_interrupted(self, event: ev.Interrupted) -> None:
+        if event.parent_tool_use_id:
+            return
+        await self._end_text_run()
+        await self._show_interrupted()
+
+    async def _on_query_finished(self, event: ev.QueryFinished) -> None:
+        if event.parent_tool_use_id:
+            return
+        await self._end_text_run()
+        if self._thinking is not None:
+            self._thinking.finish()
+            self._thinking = None
+        self._close_turn()
+        self.gauge.stop()
+        if event.terminal_reason.startswith("aborted"):
+            await self._show_interrupted()
+        elif event.error and not self._error_shown:
+            await self.transcript.add(Notice(event.error, kind="error"))
+        self.permission.drop_settled()
+        self._show_queued()
+
+    async def _on_todo_updated(self, event: ev.TodoUpdated) -> None:
+        if event.parent_tool_use_id:
+            return
+        marks = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
+        lines = ["Plan"] + [
+            f"  {marks.get(str(t.get('status')), '☐')} {t.get('content', '')}" for t in event.todos
+        ]
+        await self.transcript.add(Notice("\n".join(lines), kind="todo"))
+
+    _handlers: dict[type[ev.Event], Callable[..., object]] = {
+        ev.SessionStarted: _on_session_started,
+        ev.UserMessage: _on_user_message,
+        ev.RequestStarted: _on_request_started,
+        ev.TextDelta: _on_text_delta,
+        ev.ThinkingDelta: _on_thinking_delta,
+        ev.BlockCompleted: _on_block_completed,
+        ev.ToolQueued: _on_tool_queued,
+        ev.ToolStarted: _on_tool_started,
+        ev.ToolProgress: _on_tool_progress,
+        ev.ToolFinished: _on_tool_finished,
+        ev.PermissionRequested: _on_permission_requested,
+        ev.PermissionResolved: _on_permission_resolved,
+        ev.Usage: _on_usage,
+        ev.Notice: _on_notice,
+        ev.Compaction: _on_compaction,
+        ev.Interrupted: _on_interrupted,
+        ev.QueryFinished: _on_query_finished,
+        ev.TodoUpdated: _on_todo_updated,
+    }
+
+    # ------------------------------------------------------------ streaming text
+
+    async def _end_text_run(self) -> None:
+        run, self._text_run = self._text_run, None
+        if run is not None:
+            await run.finish()
+
+    async def _show_interrupted(self) -> None:
+        if not self._interrupt_shown:
+            self._interrupt_shown = True
+            await self.transcript.add(Notice("Interrupted · what should the agent do instead?", kind="interrupted"))
+
+    def _close_turn(self) -> None:
+        turn, self._turn = self._turn, None
+        if turn is not None:
+            now = self.clock()
+            if turn.stream_end_at is None:
+                turn.stream_end_at = now
+            turn.closed_at = now
+
+    def _refresh_tool(self, record: ToolRecord) -> None:
+        self.timeline.update_tool(record.tool_use_id)
+        call = self._tool_calls.get(record.tool_use_id)
+        if call is not None and call.is_attached:
+            call.refresh_record()
+
+    def _activity(self) -> str:
+        if not self.session.running:
+            return "idle"
+        if self.permission.current is not None:
+            return "permission"
+        turn = self._turn
+        if turn is not None and turn.stream_end_at is None:
+            return "streaming" if self._stream_chars else "waiting"
+        if any(not r.finished for r in self.tool_records.values()):
+            return "tools"
+        return "waiting"
+
+    def _tick(self) -> None:
+        moving = self.timeline.tick() if self.timeline.display else False
+        if self.session.running or moving:
+            self.gauge.activity = self._activity()
+            self.gauge.refresh()

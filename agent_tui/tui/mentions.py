@@ -1,0 +1,105 @@
+"""`@path` mentions: completion candidates, and attaching the files as Reads.
+
+An attached file reaches the model the way Claude Code sends one: the text of
+a Read call and its result, ahead of the prompt.  The Read goes through the
+session's own Read tool, so the file counts as read and may be edited next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..tools.base import ToolResult
+
+MENTION = re.compile(r"(?<![\w@])@((?:\\ |[^\s])+)")
+MAX_CANDIDATES = 12
+
+
+@dataclass
+class Prompt:
+    """What a person sent: the text as typed, and the files it mentions."""
+
+    text: str
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def attachment_labels(self) -> list[str]:
+        return [f"@{p.name} attached" for p in self.files]
+
+
+def mentioned_files(text: str, cwd: Path) -> list[Path]:
+    """Existing files named by `@path` mentions, in order, without duplicates."""
+    found: list[Path] = []
+    for match in MENTION.finditer(text):
+        raw = match.group(1).replace("\\ ", " ").rstrip(".,;:!?)")
+        path = Path(raw).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if path.is_file() and path not in found:
+            found.append(path)
+    return found
+
+
+def path_candidates(partial: str, cwd: Path) -> list[str]:
+    """Paths completing `partial` (the text after `@`), directories with a trailing `/`."""
+    head, _, prefix = partial.rpartition("/")
+    base = Path(head).expanduser() if head else Path(".")
+    folder = base if base.is_absolute() else cwd / base
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    lower = prefix.lower()
+    names = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") and not prefix.startswith("."):
+            continue
+        if not name.lower().startswith(lower):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        names.append((not is_dir, name.lower(), name + ("/" if is_dir else "")))
+    names.sort()
+    start = head + "/" if head else ""
+    return [start + name for _, _, name in names[:MAX_CANDIDATES]]
+
+
+async def prompt_content(prompt: Prompt, session: Any) -> str | list[dict[str, Any]]:
+    """The user message for `prompt`: plain text, or Read blocks then the text."""
+    if not prompt.files:
+        return prompt.text
+    blocks: list[dict[str, Any]] = []
+    read = next((t for t in session.tools if t.name == "Read"), None)
+    for path in prompt.files:
+        call = {"file_path": str(path)}
+        result = await _read(read, call, session) if read is not None else _plain_read(path)
+        blocks.append({"type": "text", "text": f"Called the Read tool with the following input: {json.dumps(call)}"})
+        blocks.append({"type": "text", "text": f"Result of calling the Read tool:\n{result}"})
+    blocks.append({"type": "text", "text": prompt.text})
+    return blocks
+
+
+async def _read(tool: Any, call: dict[str, Any], session: Any) -> str:
+    result: ToolResult | None = None
+    async for item in tool.call(call, session.make_context("attachment")):
+        if isinstance(item, ToolResult):
+            result = item
+    if result is None:
+        return "(no result)"
+    content = result.content
+    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+
+
+def _plain_read(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        return f"Could not read {path}: {exc}"
+    return "\n".join(f"{i:6}\t{line}" for i, line in enumerate(lines, 1))

@@ -1,0 +1,158 @@
+"""Regenerate the README screenshots: `python -m agent_tui.tui.screenshots [--out DIR]`.
+
+Each scene runs the real app headless against the offline demo model and
+its real tools, in a throw-away project under a throw-away HOME (so the
+header reads `~/demo-project`), with a stepped clock so the times shown are
+the same on every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from ..engine.demo import DemoModel
+from ..engine.permissions import PermissionPolicy
+from ..engine.session import Session
+from ..tools.registry import default_tools
+from .app import AgentApp
+
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "screenshots"
+SESSION_ID = "d3m0c0de-5c4e-4e5e-8000-000000000001"
+SIZE = (124, 34)
+
+Scene = Callable[[Pilot[int], "SteppedClock"], Awaitable[None]]
+
+
+class SteppedClock:
+    """The app's clock, moved on by the scene between stages."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _project(home: Path) -> Path:
+    root = home / "demo-project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text(
+        '"""A tiny web app."""\n\nfrom .util import slugify\n\n\n'
+        "def route(title):\n    return '/posts/' + slugify(title)\n"
+    )
+    (root / "src" / "util.py").write_text(
+        "import re\n\n\ndef slugify(text):\n    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')\n"
+    )
+    (root / "README.md").write_text("# demo-project\n\nA tiny web app used in the agent-tui screenshots.\n")
+    return root
+
+
+async def _wait(pilot: Pilot[int], condition: Callable[[], object], timeout: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise TimeoutError("the scene did not reach its state")
+        await pilot.pause(0.02)
+
+
+async def _type(pilot: Pilot[int], prompt: str) -> None:
+    await pilot.press(*prompt, "enter")
+
+
+async def streaming_with_tools(pilot: Pilot[int], clock: SteppedClock) -> None:
+    app = pilot.app
+    assert isinstance(app, AgentApp)
+    await _type(pilot, "list files and search for slugify and read src/app.py and run sleep 5; ls src")
+    await _wait(pilot, lambda: any(r.name == "Glob" and r.finished for r in app.tool_records.values()))
+    clock.now += 0.6
+    await _wait(pilot, lambda: any(r.name == "Bash" and r.status == "running" for r in app.tool_records.values()))
+    clock.now += 2.4
+    await pilot.pause(0.3)
+
+
+async def permission_with_diff(pilot: Pilot[int], clock: SteppedClock) -> None:
+    app = pilot.app
+    assert isinstance(app, AgentApp)
+    await _type(pilot, "write CHANGELOG.md with ## 0.2.0 - slugify handles unicode titles")
+    await _wait(pilot, lambda: app.permission.current is not None)
+    clock.now += 1.2
+    await pilot.pause(0.3)
+
+
+async def light_theme(pilot: Pilot[int], clock: SteppedClock) -> None:
+    app = pilot.app
+    assert isinstance(app, AgentApp)
+    await _type(pilot, "read src/util.py and run ls -1 src")
+    await _wait(pilot, lambda: app.gauge.finished_at is not None, timeout=30)
+    await pilot.pause(0.3)
+
+
+SCENES: dict[str, tuple[Scene, str | None, str]] = {
+    "streaming-turn": (streaming_with_tools, None, "default"),
+    "permission-prompt": (permission_with_diff, None, "default"),
+    "light-theme": (light_theme, "agent-light", "default"),
+}
+
+
+def _shoot(name: str, scene: Scene, theme: str | None, mode: str, home: Path) -> str:
+    project = _project(home / name)
+    os.environ["HOME"] = str(home / name)
+    session = Session(
+        model=DemoModel(speed=4.0),
+        tools=default_tools(),
+        cwd=project,
+        policy=PermissionPolicy(mode=mode, allow=["Bash(sleep:*)"]),
+        session_id=SESSION_ID,
+    )
+    app = AgentApp(session, theme=theme)
+    clock = SteppedClock()
+    app.clock = clock
+    result: list[str] = []
+
+    async def auto_pilot(pilot: Pilot[int]) -> None:
+        app.prompt_input.cursor_blink = False
+        await pilot.pause()
+        await scene(pilot, clock)
+        result.append(app.export_screenshot(title="agent-tui"))
+        session.abort()
+        app.exit(0)
+
+    app.run(headless=True, size=SIZE, auto_pilot=auto_pilot)
+    return result[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agent_tui.tui.screenshots", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"folder for the SVGs (default: {DEFAULT_OUT})")
+    parser.add_argument("scenes", nargs="*", help=f"scenes to shoot: {', '.join(SCENES)} (default: all)")
+    args = parser.parse_args(argv)
+    unknown = [s for s in args.scenes if s not in SCENES]
+    if unknown:
+        parser.error(f"unknown scene {unknown[0]!r}; choose from {', '.join(SCENES)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    home = os.environ.get("HOME")
+    try:
+        with tempfile.TemporaryDirectory(prefix="agent-tui-shots-") as tmp:
+            for name in args.scenes or list(SCENES):
+                scene, theme, mode = SCENES[name]
+                svg = _shoot(name, scene, theme, mode, Path(tmp))
+                target = args.out / f"{name}.svg"
+                target.write_text(svg, encoding="utf-8")
+                print(f"wrote {target}")
+    finally:
+        if home is not None:
+            os.environ["HOME"] = home
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""What the front end remembers about tool calls and model turns.
+
+One `ToolRecord` per tool_use id and one `TurnRecord` per model request,
+stamped with the app's clock when each event arrives.  The timeline and the
+transcript both draw from these records, so a row and its summary line never
+disagree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Executor statuses (DESIGN §4) plus the outcomes of `tool_finished`.
+QUEUED = "queued"
+AWAITING = "awaiting_permission"
+RUNNING = "running"
+DONE = "done"
+ERROR = "error"
+CANCELLED = "cancelled"
+REJECTED = "rejected"
+FINISHED = frozenset({DONE, ERROR, CANCELLED, REJECTED})
+
+STATUS_LABELS = {
+    QUEUED: "queued",
+    AWAITING: "awaiting permission",
+    RUNNING: "running",
+    DONE: "done",
+    ERROR: "error",
+    CANCELLED: "cancelled",
+    REJECTED: "rejected",
+}
+
+
+@dataclass
+class TurnRecord:
+    """One model request: when it started, when its stream ended, when the turn closed."""
+
+    number: int
+    started_at: float
+    stream_end_at: float | None = None
+    closed_at: float | None = None
+    usage_events: int = 0
+    tools: list[str] = field(default_factory=list)
+
+    def axis_end(self, now: float, tools: dict[str, ToolRecord]) -> float:
+        if self.closed_at is not None:
+            ends = [self.closed_at]
+        else:
+            ends = [now]
+        return max(ends + [t.finished_at for t in (tools[i] for i in self.tools if i in tools) if t.finished_at])
+
+
+@dataclass
+class ToolRecord:
+    tool_use_id: str
+    name: str
+    summary: str
+    input: dict[str, Any]
+    queued_at: float
+    turn: TurnRecord | None = None
+    parent_tool_use_id: str | None = None
+    status: str = QUEUED
+    started_at: float | None = None
+    finished_at: float | None = None
+    preview: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    is_error: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    def elapsed(self, now: float) -> float:
+        """Running time (or waiting time, before it started)."""
+        start = self.started_at if self.started_at is not None else self.queued_at
+        end = self.finished_at if self.finished_at is not None else now
+        return max(0.0, end - start)
+
+
+_ID_SAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def dom_id(prefix: str, tool_use_id: str) -> str:
+    """A widget id for a tool_use id (Textual ids allow letters, digits, `_` and `-`)."""
+    return f"{prefix}-{_ID_SAFE.sub('_', tool_use_id)}"
+
+
+def display_summary(summary: str, input: dict[str, Any], cwd: Path) -> str:
+    """The tool's one-line summary, with a file path shown relative to the project."""
+    path = input.get("file_path") or input.get("notebook_path")
+    if isinstance(path, str) and path:
+        try:
+            return str(Path(path).relative_to(cwd))
+        except ValueError:
+            return path
+    return summary.replace(f"{cwd}{os.sep}", "")
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s"
+
+
+def format_tokens(n: int) -> str:
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return f"{n / 1_000_000:.2f}M"

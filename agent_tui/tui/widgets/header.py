@@ -1,0 +1,56 @@
+"""The one-line header: model · working directory · permission mode · session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+MODE_LABELS = {
+    "default": "ask before changes",
+    "acceptEdits": "accept edits",
+    "plan": "plan mode",
+    "bypassPermissions": "bypass permissions",
+    "dontAsk": "don't ask (deny)",
+}
+
+
+def short_path(path: str | Path) -> str:
+    """`~/src/project` rather than `/home/someone/src/project`."""
+    p = Path(path)
+    try:
+        return "~/" + str(p.relative_to(Path.home())) if p != Path.home() else "~"
+    except ValueError:
+        return str(p)
+
+
+class SessionHeader(Widget):
+    model_label: reactive[str] = reactive("")
+    offline: reactive[bool] = reactive(False)
+    cwd: reactive[str] = reactive("")
+    mode: reactive[str] = reactive("default")
+    session_id: reactive[str] = reactive("")
+
+    def render(self) -> Content:
+        if self.offline:
+            model = Content.assemble(
+                ("◆ ", "$warning"),
+                (self.model_label, "bold"),
+                (" — no API key, the demo model answers", "$text-warning"),
+            )
+        else:
+            model = Content.assemble(("◆ ", "$primary"), (self.model_label, "bold"))
+        mode_style = "$text-warning" if self.mode in ("acceptEdits", "bypassPermissions") else "$text-accent"
+        if self.mode == "plan":
+            mode_style = "$text-success"
+        return Content.assemble(
+            model,
+            ("  ·  ", "$foreground-muted"),
+            (short_path(self.cwd), "$text-secondary"),
+            ("  ·  ", "$foreground-muted"),
+            (f"⏵ {MODE_LABELS.get(self.mode, self.mode)}", mode_style),
+            ("  ·  ", "$foreground-muted"),
+            (f"session {self.session_id[:8]}", "$foreground-muted"),
+        )

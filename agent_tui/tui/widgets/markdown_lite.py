@@ -1,0 +1,179 @@
+"""Finished Markdown as one widget.
+
+Textual's `Markdown` builds a widget per block (a list item, a table cell),
+which is right for the part of an answer still streaming and too heavy for
+the hundreds of blocks a long answer or a long session leaves behind.  A
+finished segment is drawn instead by `FrozenMarkdown`: one `Static` whose
+`Content` is built from the same markdown-it tokens, styled with the same
+theme variables, so a segment looks the same once its stream has moved on.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from textual.content import Content
+from textual.widgets import Static
+_HEADING_STYLES = {
+    "h1": "$markdown-h1-color $markdown-h1-text-style",
+    "h2": "$markdown-h2-color $markdown-h2-text-style",
+    "h3": "$markdown-h3-color $markdown-h3-text-style",
+    "h4": "$markdown-h4-color $markdown-h4-text-style",
+    "h5": "$markdown-h5-color $markdown-h5-text-style",
+    "h6": "$markdown-h6-color $markdown-h6-text-style",
+}
+_INLINE_STYLES = {"strong": "bold", "em": "italic", "s": "strike", "link": "underline $text-secondary"}
+
+
+def _inline(token: Token) -> Content:
+    parts: list[Content] = []
+    styles: list[str] = []
+    for child in token.children or []:
+        kind = child.type
+        if kind.endswith("_open") and kind[:-5] in _INLINE_STYLES:
+            styles.append(_INLINE_STYLES[kind[:-5]])
+        elif kind.endswith("_close") and kind[:-6] in _INLINE_STYLES:
+            if styles:
+                styles.pop()
+        elif kind == "code_inline":
+            parts.append(Content.styled(child.content, "$text-accent on $boost"))
+        elif kind == "softbreak":
+            parts.append(Content(" "))
+        elif kind == "hardbreak":
+            parts.append(Content("\n"))
+        elif kind == "image":
+            parts.append(Content.styled(f"[{child.content or 'image'}]", "italic"))
+        elif child.content:
+            parts.append(Content.styled(child.content, " ".join(styles)) if styles else Content(child.content))
+    return Content("").join(parts)
+
+
+def _table(tokens: list[Token], start: int) -> tuple[list[Content], int]:
+    rows: list[list[Content]] = []
+    header_rows = 0
+    in_head = False
+    i = start
+    while i < len(tokens) and tokens[i].type != "table_close":
+        kind = tokens[i].type
+        if kind == "thead_open":
+            in_head = True
+        elif kind == "thead_close":
+            in_head = False
+        elif kind == "tr_open":
+            rows.append([])
+            header_rows += in_head
+        elif kind == "inline":
+            rows[-1].append(_inline(tokens[i]))
+        i += 1
+    columns = max((len(r) for r in rows), default=0)
+    widths = [max((r[c].cell_length for r in rows if c < len(r)), default=0) for c in range(columns)]
+    lines: list[Content] = []
+    for n, row in enumerate(rows):
+        cells = [
+            (row[c] if c < len(row) else Content("")).pad_right(widths[c] - (row[c].cell_length if c < len(row) else 0))
+            for c in range(columns)
+        ]
+        line = Content.styled(" │ ", "$text-muted").join(cells)
+        lines.append(line.stylize("bold") if n < header_rows else line)
+        if n == header_rows - 1:
+            lines.append(Content.styled("─┼─".join("─" * w for w in widths), "$text-muted"))
+    return lines, i
+
+
+@cache
+def _parser() -> MarkdownIt:
+    return MarkdownIt("gfm-like")
+
+
+def _highlight(code: str, language: str | None) -> Content:
+    # Pygments loads on the first code block, not at start-up.
+    from textual.highlight import highlight
+
+    return highlight(code, language=language or "text")
+
+
+def render_markdown(source: str) -> Content:
+    """The Markdown `source` as styled text (blocks separated by blank lines)."""
+    tokens = _parser().parse(source)
+    blocks: list[tuple[Content, bool]] = []  # (block, blank line before it)
+    list_opened = False
+    # A stack of list markers: None for bullets, else the next number.
+    lists: list[int | None] = []
+    pending_prefix: list[Content] = []  # the marker of a list item, for its first line
+    quote = 0
+    i = 0
+
+    def add(block: Content) -> None:
+        nonlocal list_opened
+        # Items of a list follow one another; everything else is a paragraph apart.
+        gap = not lists or (list_opened and len(lists) == 1)
+        list_opened = False
+        indent = "  " * max(len(lists) - 1, 0)
+        prefix = Content.styled("▌ " * quote, "$text-muted") if quote else Content("")
+        if pending_prefix:
+            marker = pending_prefix.pop()
+            first, _, rest = block.partition("\n") if "\n" in block.plain else (block, "", Content(""))
+            hang = " " * marker.cell_length
+            lines = [prefix + Content(indent) + marker + first]
+            if rest.plain:
+                lines += [prefix + Content(indent + hang) + line for line in rest.split("\n")]
+            blocks.append((Content("\n").join(lines), gap))
+        elif lists:
+            hang = "  "
+            blocks.append((Content("\n").join(prefix + Content(indent + hang) + line for line in block.split("\n")), gap))
+        else:
+            blocks.append((Content("\n").join(prefix + line for line in block.split("\n")) if quote else block, gap))
+
+    while i < len(tokens):
+        token = tokens[i]
+        kind = token.type
+        if kind == "heading_open":
+            add(_inline(tokens[i + 1]).stylize(_HEADING_STYLES.get(token.tag, "bold")))
+            i += 2
+        elif kind == "inline":
+            add(_inline(token))
+        elif kind in ("fence", "code_block"):
+            language = token.info.split()[0] if token.info.strip() else None
+            code = _highlight(token.content.rstrip("\n"), language)
+            add(Content("\n").join(Content.styled("│ ", "$text-muted") + line for line in code.split("\n")))
+        elif kind == "bullet_list_open":
+            lists.append(None)
+            list_opened = True
+        elif kind == "ordered_list_open":
+            lists.append(int(token.attrGet("start") or 1))
+            list_opened = True
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+        elif kind == "list_item_open":
+            number = lists[-1] if lists else None
+            if number is None:
+                pending_prefix[:] = [Content.styled("• ", "$text-primary")]
+            else:
+                pending_prefix[:] = [Content.styled(f"{number}. ", "$text-primary")]
+                lists[-1] = number + 1
+        elif kind == "blockquote_open":
+            quote += 1
+        elif kind == "blockquote_close":
+            quote -= 1
+        elif kind == "hr":
+            add(Content.styled("─" * 40, "$secondary"))
+        elif kind == "table_open":
+            lines, i = _table(tokens, i)
+            add(Content("\n").join(lines))
+        elif kind == "html_block":
+            add(Content(token.content.rstrip("\n")))
+        i += 1
+    out: list[Content] = []
+    for n, (block, gap) in enumerate(blocks):
+        if n:
+            out.append(Content("\n\n" if gap else "\n"))
+        out.append(block)
+    return Content("").join(out)
+
+
+class FrozenMarkdown(Static):
+    def __init__(self, source: str, *, classes: str | None = None) -> None:
+        super().__init__(render_markdown(source), classes=classes, markup=False)
+        self.source = source

@@ -1,0 +1,203 @@
+"""The permission prompt: a queue of pending requests, answered one key at a time.
+
+Each `permission_requested` event carries a Future; answering resolves it
+with a `PermissionAnswer` and the executor carries on.  The engine never
+learns which front end answered.  Requests whose Future was settled
+elsewhere (an abort cancels them) leave the queue unanswered.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from ...engine.events import PermissionRequested
+from ...engine.permissions import PermissionAnswer
+from .diff import DiffView
+
+_PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url")
+
+
+def describe_input(request: PermissionRequested, cwd: Path) -> str:
+    """The command or path a person decides on (paths inside the project relative to it)."""
+    data = request.input
+    for key in _PREVIEW_KEYS:
+        if isinstance(data.get(key), str):
+            return relative_to(data[key], cwd) if key in ("file_path", "path") else data[key]
+    return json.dumps(data, ensure_ascii=False)[:500]
+
+
+def relative_to(path: str, cwd: Path) -> str:
+    try:
+        return str(Path(path).relative_to(cwd))
+    except ValueError:
+        return path
+
+
+class FeedbackInput(Input):
+    BINDINGS = [Binding("escape", "cancel", "Back", id="permission.feedback_cancel")]
+
+    def action_cancel(self) -> None:
+        prompt = self.parent.parent if self.parent else None
+        if isinstance(prompt, PermissionPrompt):
+            prompt.hide_feedback()
+
+
+class PermissionPrompt(Vertical, can_focus=True):
+    BINDINGS = [
+        Binding("y", "answer('allow')", "Yes", id="permission.allow"),
+        Binding("a", "answer('always')", "Yes, don't ask again", id="permission.allow_always"),
+        Binding("n", "answer('deny')", "No", id="permission.deny"),
+        Binding("e", "feedback", "No, and say why", id="permission.feedback"),
+    ]
+
+    class Settled(Message):
+        """The queue is empty again: the input may have its focus back."""
+
+    def __init__(self, cwd: Path, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.cwd = cwd
+        self.pending: deque[PermissionRequested] = deque()
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="permission-title", markup=False)
+        yield Static("", id="permission-subject", markup=False)
+        with VerticalScroll(id="permission-diff-scroll"):
+            yield DiffView(id="permission-diff")
+        yield Static("", id="permission-keys", markup=False)
+        with Vertical(id="permission-feedback-row"):
+            yield FeedbackInput(placeholder="Tell the model what to do instead, then Enter", id="permission-feedback")
+
+    @property
+    def current(self) -> PermissionRequested | None:
+        return self.pending[0] if self.pending else None
+
+    def push(self, request: PermissionRequested) -> None:
+        self.pending.append(request)
+        if len(self.pending) == 1:
+            self._show()
+        else:
+            self._update_keys()
+        self.app.bell()
+
+    def discard(self, tool_use_id: str) -> None:
+        """Forget a request that was settled elsewhere (abort, cancelled sibling)."""
+        was_current = self.current is not None and self.current.tool_use_id == tool_use_id
+        self.pending = deque(r for r in self.pending if r.tool_use_id != tool_use_id)
+        if was_current:
+            self._show()
+        else:
+            self._update_keys()
+
+    def drop_settled(self) -> None:
+        """Forget every request whose Future was settled elsewhere."""
+        before = self.current
+        self._drop_settled()
+        if self.current is not before:
+            self._show()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("answer", "feedback"):
+            if self.current is None or self.query_one("#permission-feedback-row").display:
+                return False
+            if action == "answer" and parameters == ("always",) and not self.current.suggested_rule:
+                return False
+        return True
+
+    def action_answer(self, choice: str) -> None:
+        if choice == "allow":
+            self._resolve(PermissionAnswer("allow"))
+        elif choice == "always":
+            self._resolve(PermissionAnswer("allow", remember=True))
+        else:
+            self._resolve(PermissionAnswer("deny"))
+
+    def action_feedback(self) -> None:
+        row = self.query_one("#permission-feedback-row")
+        row.display = True
+        self.query_one("#permission-keys").display = False
+        self.query_one(FeedbackInput).focus()
+        self.refresh_bindings()
+
+    def hide_feedback(self) -> None:
+        self.query_one("#permission-feedback-row").display = False
+        self.query_one("#permission-keys").display = True
+        self.query_one(FeedbackInput).value = ""
+        self.focus()
+        self.refresh_bindings()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        self.query_one(FeedbackInput).value = ""
+        self.query_one("#permission-feedback-row").display = False
+        self.query_one("#permission-keys").display = True
+        self._resolve(PermissionAnswer("deny", feedback=text or None))
+
+    def _resolve(self, answer: PermissionAnswer) -> None:
+        request = self.current
+        if request is None:
+            return
+        self.pending.popleft()
+        if request.future is not None and not request.future.done():
+            request.future.set_result(answer)
+        self._show()
+
+    def _show(self) -> None:
+        self._drop_settled()
+        request = self.current
+        if request is None:
+            was_shown = self.display
+            self.display = False
+            if was_shown:
+                self.post_message(self.Settled())
+            return
+        self.display = True
+        title: list[tuple[str, str] | str] = [
+            ("⚠ Permission needed  ", "$text-warning bold"),
+            (request.tool_name, "bold"),
+            "  ",
+            (request.message, "$text-muted"),
+        ]
+        if request.danger:
+            title += ["\n", (f"⚠ DANGER: {request.danger}", "$text-error bold")]
+        self.query_one("#permission-title", Static).update(Content.assemble(*title))
+        self.query_one("#permission-subject", Static).update(
+            Content.styled(describe_input(request, self.cwd), "$text-secondary")
+        )
+        scroll = self.query_one("#permission-diff-scroll")
+        if request.diff:
+            self.query_one(DiffView).show_diff(request.diff)
+            scroll.display = True
+            scroll.scroll_home(animate=False)
+        else:
+            scroll.display = False
+        self.set_class(bool(request.danger), "-danger")
+        self._update_keys()
+        self.query_one("#permission-feedback-row").display = False
+        self.query_one("#permission-keys").display = True
+        self.focus()
+        self.refresh_bindings()
+
+    def _drop_settled(self) -> None:
+        self.pending = deque(r for r in self.pending if r.future is None or not r.future.done())
+
+    def _update_keys(self) -> None:
+        request = self.current
+        if request is None:
+            return
+        parts: list[tuple[str, str] | str] = [("y", "$text-success bold"), " yes   "]
+        if request.suggested_rule:
+            parts += [("a", "$text-success bold"), f" yes, and don't ask again for {request.suggested_rule}   "]
+        parts += [("n", "$text-error bold"), " no   ", ("e", "$text-warning bold"), " no, and tell the model why"]
+        if len(self.pending) > 1:
+            parts += [("   ", ""), (f"(1 of {len(self.pending)} pending)", "$text-muted")]
+        self.query_one("#permission-keys", Static).update(Content.assemble(*parts))

@@ -1,0 +1,215 @@
+"""The prompt input: a multi-line TextArea with history and completion.
+
+Enter sends; Shift+Enter and Ctrl+J insert a newline.  Up on the first row and
+Down on the last walk the history.  Typing `/` at the start offers the slash
+commands, `@` offers paths under the working directory; Tab or Enter takes
+the highlighted one, Esc closes the menu.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from ..commands import SLASH_COMMANDS
+from ..mentions import path_candidates
+
+_SLASH_WORD = re.compile(r"^/(\S*)$")
+_MENTION_TAIL = re.compile(r"(?:^|\s)@((?:\\ |[^\s])*)$")
+
+
+@dataclass(frozen=True)
+class Completion:
+    replace_from: int  # column on the cursor row where the replaced text starts
+    text: str
+    final: bool  # False for a directory: keep completing inside it
+
+
+class CompletionMenu(OptionList, can_focus=False):
+    """The candidates; driven by the input, never focused."""
+
+
+class PromptInput(TextArea):
+    BINDINGS = [
+        Binding("enter", "submit", "Send", priority=True, id="input.submit"),
+        Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="input.newline"),
+        Binding("up", "up", "History", show=False, id="input.history_previous"),
+        Binding("down", "down", "History", show=False, id="input.history_next"),
+        Binding("tab", "complete", "Complete", show=False, id="input.complete"),
+        Binding("escape", "close_menu", "Close menu", show=False, id="input.close_menu"),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, cwd: Path, *, id: str | None = None) -> None:
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            placeholder="Ask anything · / for commands · @ to attach a file · Enter sends, Shift+Enter newline",
+        )
+        self.cwd = cwd
+        self.prompt_history: list[str] = []
+        self._history_index: int | None = None
+        self._draft = ""
+        self._completions: list[Completion] = []
+
+    # ------------------------------------------------------------ menu
+
+    @property
+    def menu(self) -> CompletionMenu:
+        return self.screen.query_one(CompletionMenu)
+
+    @property
+    def menu_open(self) -> bool:
+        return bool(self._completions) and self.menu.display
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self._update_completions()
+
+    def _update_completions(self) -> None:
+        row, column = self.cursor_location
+        line = self.document.get_line(row)[:column]
+        completions: list[Completion] = []
+        labels: list[Content] = []
+        slash = _SLASH_WORD.match(line) if row == 0 and self.document.line_count == 1 else None
+        if slash:
+            word = slash.group(1)
+            for command in SLASH_COMMANDS:
+                if command.name.startswith(word) and line != f"/{command.name}":
+                    completions.append(Completion(0, f"/{command.name} ", True))
+                    labels.append(
+                        Content.assemble((f"/{command.name:<12}", "bold"), (command.help, "$text-muted"))
+                    )
+        else:
+            mention = _MENTION_TAIL.search(line)
+            if mention:
+                partial = mention.group(1)
+                start = column - len(partial) - 1
+                for path in path_candidates(partial, self.cwd):
+                    final = not path.endswith("/")
+                    completions.append(Completion(start, f"@{path}" + (" " if final else ""), final))
+                    labels.append(Content(f"@{path}"))
+        self._completions = completions
+        menu = self.menu
+        menu.clear_options()
+        if completions:
+            menu.add_options(Option(label) for label in labels)
+            menu.highlighted = 0
+            menu.display = True
+        else:
+            menu.display = False
+
+    def _accept(self) -> None:
+        menu = self.menu
+        index = menu.highlighted or 0
+        if not (0 <= index < len(self._completions)):
+            return
+        completion = self._completions[index]
+        row, column = self.cursor_location
+        self.replace(completion.text, (row, completion.replace_from), (row, column))
+        if completion.final:
+            self._completions = []
+            menu.display = False
+
+    def action_close_menu(self) -> None:
+        self._completions = []
+        self.menu.display = False
+
+    def action_complete(self) -> None:
+        if self.menu_open:
+            self._accept()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close_menu":
+            # Without a menu, Esc goes on to the app (abort the running turn).
+            return self.menu_open
+        return True
+
+    # ------------------------------------------------------------ keys
+
+    def action_submit(self) -> None:
+        if self.menu_open:
+            self._accept()
+            return
+        text = self.text
+        if not text.strip():
+            return
+        if not self.prompt_history or self.prompt_history[-1] != text:
+            self.prompt_history.append(text)
+        self._history_index = None
+        self._draft = ""
+        self.clear()
+        self.action_close_menu()
+        self.post_message(self.Submitted(text))
+
+    def action_newline(self) -> None:
+        start, end = self.selection
+        self.replace("\n", start, end)
+
+    def action_up(self) -> None:
+        if self.menu_open:
+            self.menu.action_cursor_up()
+        elif self.navigator.is_first_wrapped_line(self.cursor_location) and self.prompt_history:
+            self._recall(-1)
+        else:
+            self.action_cursor_up()
+
+    def action_down(self) -> None:
+        if self.menu_open:
+            self.menu.action_cursor_down()
+        elif self.navigator.is_last_wrapped_line(self.cursor_location) and self._history_index is not None:
+            self._recall(+1)
+        else:
+            self.action_cursor_down()
+
+    def _recall(self, step: int) -> None:
+        if self._history_index is None:
+            if step > 0:
+                return
+            self._draft = self.text
+            index = len(self.prompt_history) - 1
+        else:
+            index = self._history_index + step
+        if index < 0:
+            return
+        if index >= len(self.prompt_history):
+            self._history_index = None
+            self.load_text(self._draft)
+        else:
+            self._history_index = index
+            self.load_text(self.prompt_history[index])
+        self.move_cursor(self.document.end)
+        self.action_close_menu()
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self.action_close_menu()
+
+
+class InputArea(Vertical):
+    """The completion menu above the input box."""
+
+    def __init__(self, cwd: Path, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._cwd = cwd
+
+    def compose(self) -> ComposeResult:
+        menu = CompletionMenu(id="completion-menu")
+        menu.display = False
+        yield menu
+        yield PromptInput(self._cwd, id="prompt-input")

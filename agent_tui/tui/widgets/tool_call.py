@@ -1,0 +1,181 @@
+"""A tool call in the transcript: one summary line that expands to its output or diff.
+
+The body is built only when first expanded, so a long session holds one small
+widget per tool call rather than every output it ever produced.  File changes
+(a `diff` in the result data) open expanded: they are what a person reviews.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from ..state import (
+    AWAITING,
+    CANCELLED,
+    DONE,
+    ERROR,
+    QUEUED,
+    REJECTED,
+    RUNNING,
+    ToolRecord,
+    dom_id,
+    format_seconds,
+)
+from .diff import DiffView, diff_stats
+
+MAX_OUTPUT_LINES = 200
+PROGRESS_LINES = 3
+
+STATUS_ICONS: dict[str, tuple[str, str]] = {
+    QUEUED: ("○", "$text-muted"),
+    AWAITING: ("?", "$text-warning bold"),
+    RUNNING: ("◐", "$text-accent"),
+    DONE: ("●", "$text-success"),
+    ERROR: ("✗", "$text-error"),
+    CANCELLED: ("⊘", "$text-muted"),
+    REJECTED: ("⊘", "$text-warning"),
+}
+
+
+def output_text(record: ToolRecord) -> str:
+    """The richest text the result offers for a person (the model got its own)."""
+    data = record.data
+    if isinstance(data.get("stdout"), str):
+        return data["stdout"]
+    if isinstance(data.get("excerpt"), str):
+        return data["excerpt"]
+    files = data.get("files")
+    if isinstance(files, list) and files:
+        return "\n".join(str(f) for f in files)
+    return record.preview
+
+
+def result_hint(record: ToolRecord) -> str:
+    data = record.data
+    if isinstance(data.get("diff"), str):
+        added, removed = diff_stats(data["diff"])
+        return f"+{added} −{removed}"
+    if "exit_code" in data:
+        lines = len(str(data.get("stdout", "")).splitlines())
+        return f"exit {data['exit_code']} · {lines} line{'s' * (lines != 1)}"
+    if "lines_read" in data:
+        return f"{data['lines_read']} lines"
+    if isinstance(data.get("matches"), int):
+        return f"{data['matches']} match{'es' * (data['matches'] != 1)}"
+    if isinstance(data.get("count"), int):
+        return f"{data['count']} file{'s' * (data['count'] != 1)}"
+    return ""
+
+
+class ToolSummary(Static):
+    """The clickable one-line summary."""
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        parent = self.parent
+        if isinstance(parent, ToolCall):
+            parent.toggle()
+
+
+class ToolCall(Vertical):
+    def __init__(self, record: ToolRecord) -> None:
+        super().__init__(id=dom_id("tool", record.tool_use_id), classes="tool-call")
+        self.record = record
+        self.expanded = False
+        self._body: Static | None = None
+        self._progress: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield ToolSummary(self._summary(), markup=False, classes="tool-summary")
+        yield Static("", markup=False, classes="tool-progress")
+
+    @property
+    def has_output(self) -> bool:
+        return self.record.finished and bool(output_text(self.record) or self.record.data.get("diff"))
+
+    def refresh_record(self) -> None:
+        """Redraw from the record after its status changed."""
+        record = self.record
+        for status in STATUS_ICONS:
+            self.set_class(record.status == status, f"-{status}")
+        self.query_one(ToolSummary).update(self._summary())
+        if record.finished:
+            self._progress.clear()
+            self.query_one(".tool-progress", Static).display = False
+            if isinstance(record.data.get("diff"), str) and record.status == DONE and not self.expanded:
+                self.toggle()
+            elif self._body is not None:
+                self._fill_body(self._body)
+
+    def add_progress(self, text: str) -> None:
+        self._progress.extend(text.splitlines())
+        del self._progress[:-PROGRESS_LINES]
+        progress = self.query_one(".tool-progress", Static)
+        progress.update("\n".join(f"  {line}" for line in self._progress))
+        progress.display = True
+
+    def toggle(self) -> None:
+        if not self.has_output and not self.expanded:
+            return
+        self.expanded = not self.expanded
+        self.set_class(self.expanded, "-expanded")
+        if self.expanded and self._body is None:
+            self._body = self._make_body()
+            self.mount(self._body)
+        elif self._body is not None:
+            self._body.display = self.expanded
+        self.query_one(ToolSummary).update(self._summary())
+
+    def _make_body(self) -> Static:
+        diff = self.record.data.get("diff")
+        if isinstance(diff, str) and diff:
+            return DiffView(diff, classes="tool-body tool-diff")
+        body = Static("", markup=False, classes="tool-body")
+        self._fill_body(body)
+        return body
+
+    def _fill_body(self, body: Static) -> None:
+        if isinstance(body, DiffView):
+            return
+        lines = output_text(self.record).rstrip("\n").split("\n")
+        text = "\n".join(lines[:MAX_OUTPUT_LINES])
+        if len(lines) > MAX_OUTPUT_LINES:
+            text += f"\n… {len(lines) - MAX_OUTPUT_LINES} more lines (/transcript shows everything)"
+        body.update(text)
+
+    def _summary(self) -> Content:
+        record = self.record
+        icon, style = STATUS_ICONS.get(record.status, ("·", "$text-muted"))
+        parts: list[Any] = [(icon, style), " ", (record.name, "bold")]
+        if record.summary:
+            parts.append((f"({record.summary})", "$text-secondary"))
+        detail = self._detail()
+        if detail:
+            parts += ["  ", (f"⎿ {detail}", "$text-muted")]
+        if self.has_output:
+            parts.append(("  ▾" if self.expanded else "  ▸", "$text-muted"))
+        return Content.assemble(*parts)
+
+    def _detail(self) -> str:
+        record = self.record
+        status = record.status
+        if status in (QUEUED, RUNNING, AWAITING):
+            return {QUEUED: "queued", RUNNING: "running…", AWAITING: "waiting for permission"}[status]
+        elapsed = format_seconds(record.elapsed(record.finished_at or 0.0))
+        if status == DONE:
+            hint = result_hint(record)
+            return f"{elapsed} · {hint}" if hint else elapsed
+        first = record.preview.strip().split("\n", 1)[0][:120]
+        if status == ERROR:
+            return f"error · {first}" if first else "error"
+        if status == CANCELLED:
+            return f"cancelled · {first}" if first else "cancelled"
+        if status == REJECTED:
+            return "rejected"
+        return status

@@ -1,0 +1,128 @@
+"""The transcript: user prompts, streamed answers, tool calls, notices.
+
+A scroll container with `layout: stream`, anchored to the bottom until the
+person scrolls up.  It only ever appends.  Old entries are pruned from the DOM
+by height (the engine keeps the whole history; `/transcript` and `/export`
+show all of it), so a long session costs no more to lay out than a short one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widget import AwaitMount
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+
+# Virtual height (lines) at which pruning starts, and the height it prunes down to.
+PRUNE_HIGH = 3000
+PRUNE_LOW = 1500
+# The latest entries always stay, whatever their height.
+KEEP_LAST = 6
+
+
+class UserPrompt(Static):
+    def __init__(self, text: str, attachments: list[str] | None = None) -> None:
+        parts: list[Content | tuple[str, str] | str] = [("› ", "$text-primary bold"), Content(text)]
+        for line in attachments or []:
+            parts += ["\n", (f"  ⎿ {line}", "$text-muted")]
+        super().__init__(Content.assemble(*parts), classes="user-prompt", markup=False)
+
+
+class AssistantText(Markdown):
+    """One run of assistant text, written through a `MarkdownStream`."""
+
+
+class ThinkingBlock(Collapsible):
+    """Extended thinking, collapsed: the title counts it, expanding shows it."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._text = Static("", markup=False, classes="thinking-text")
+        super().__init__(self._text, title="✻ Thinking…", collapsed=True, classes="thinking")
+
+    def add(self, text: str) -> None:
+        self._parts.append(text)
+        self.title = f"✻ Thinking… ({sum(map(len, self._parts))} chars)"
+        if not self.collapsed:
+            self._text.update("".join(self._parts))
+
+    def finish(self) -> None:
+        self.title = f"✻ Thought ({sum(map(len, self._parts))} chars)"
+        self._text.update("".join(self._parts))
+
+    def _watch_collapsed(self, collapsed: bool) -> None:
+        super()._watch_collapsed(collapsed)
+        if not collapsed:
+            self._text.update("".join(self._parts))
+
+
+class Notice(Static):
+    """A line from the engine: retry, fallback, compaction, error, interruption."""
+
+    def __init__(self, text: str, kind: str = "info") -> None:
+        super().__init__(text, classes=f"notice -{kind}", markup=False)
+
+
+class Transcript(VerticalScroll, can_focus=True):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._prune_pending = False
+        self.pruned = 0
+        # Entries still being written (a streaming answer) are never pruned.
+        self.protected: set[Widget] = set()
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="pruned-note", markup=False)
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def add(self, *widgets: Widget, before: Widget | None = None) -> AwaitMount:
+        """Append entries (await the result to know they are mounted)."""
+        mounted = self.mount_all(widgets, before=before)
+        if not self._prune_pending:
+            self._prune_pending = True
+            self.call_after_refresh(self._prune)
+        return mounted
+
+    def follow(self) -> None:
+        """Jump to the end and stay there (a new prompt was sent)."""
+        self.anchor()
+
+    async def clear_entries(self) -> None:
+        note = self.query_one("#pruned-note")
+        await self.remove_children([c for c in self.children if c is not note])
+        self.pruned = 0
+        note.display = False
+
+    async def _prune(self) -> None:
+        self._prune_pending = False
+        height = self.virtual_size.height
+        if height <= PRUNE_HIGH:
+            return
+        note = self.query_one("#pruned-note", Static)
+        doomed: list[Widget] = []
+        removed = 0
+        entries = [c for c in self.children if c is not note]
+        for child in entries[:-KEEP_LAST]:
+            child_height = child.outer_size.height
+            # Stop at anything still being written or not laid out yet (its height is unknown).
+            if child in self.protected or child_height == 0 or height - removed <= PRUNE_LOW:
+                break
+            removed += child_height
+            doomed.append(child)
+        if not doomed:
+            return
+        self.pruned += len(doomed)
+        note.update(
+            f"⋯ {self.pruned} earlier entries are not shown here — /transcript shows the whole conversation"
+        )
+        note.display = True
+        await self.remove_children(doomed)
+        await asyncio.sleep(0)
+        if self._anchored and not self._anchor_released:
+            self.scroll_end(animate=False, immediate=True)

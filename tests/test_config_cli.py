@@ -1,0 +1,70 @@
+"""Settings through the installed `agent-tui`: the layers reach the request; bad files are reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.loopback import reply, tool_use
+from tests.test_print_mode import env_for, run
+
+
+def write(path: Path, data: dict | str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+
+
+def test_model_comes_from_the_highest_layer_that_sets_it(api, tmp_path):
+    config = tmp_path / "config"
+    project = tmp_path / "project"
+    write(config / "settings.json", {"model": "from-user"})
+    write(project / ".agent-tui" / "settings.json", {"model": "from-project"})
+    write(project / ".agent-tui" / "settings.local.json", {"model": "from-local"})
+    write(tmp_path / "extra.json", {"model": "from-settings-flag"})
+    api.push(reply("a"), reply("b"), reply("c"), reply("d"))
+    base = ["-p", "hi", "--settings", str(tmp_path / "extra.json")]
+    env = env_for(api.url, AGENT_TUI_CONFIG_DIR=str(config))
+
+    run([*base, "--model", "from-flag"], project, {**env, "ANTHROPIC_MODEL": "from-env"})
+    run([*base, "--model", "from-flag"], project, env)
+    run(base, project, env)
+    run(["-p", "hi"], project, env)
+
+    assert [r.body["model"] for r in api.requests] == ["from-env", "from-flag", "from-settings-flag", "from-local"]
+
+
+def test_permission_rules_and_limits_from_settings_files_apply(api, tmp_path):
+    write(tmp_path / ".agent-tui" / "settings.json", {"permissions": {"allow": ["Bash(touch:*)"]}})
+    write(tmp_path / ".agent-tui" / "settings.local.json", {"maxTurns": 1, "maxOutputTokens": 1234})
+    api.push(reply(tool_use("Bash", {"command": "touch made.txt"})), reply("never sent"))
+
+    out = run(["-p", "make a file", "--output-format", "json"], tmp_path, env_for(api.url))
+
+    assert (tmp_path / "made.txt").exists()
+    assert json.loads(out.stdout)["terminal_reason"] == "max_turns"
+    assert api.requests[0].body["max_tokens"] == 1234
+
+
+def test_invalid_settings_file_is_reported_and_the_prompt_still_runs(api, tmp_path):
+    write(tmp_path / ".agent-tui" / "settings.json", '{"model": "x",}')
+    write(tmp_path / ".agent-tui" / "settings.local.json", {"maxTurns": "ten", "model": "local-model"})
+    api.push(reply("still answered"))
+
+    out = run(["-p", "hi"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0
+    assert out.stdout == "still answered\n"
+    settings_path = str(tmp_path / ".agent-tui" / "settings.json")
+    assert f"agent-tui: settings: {settings_path}: not valid JSON (line 1" in out.stderr
+    assert "settings.local.json: key 'maxTurns' must be a positive integer" in out.stderr
+    assert api.requests[0].body["model"] == "local-model"
+
+
+def test_settings_problems_are_published_as_notices_at_start(api, tmp_path):
+    write(tmp_path / ".agent-tui" / "settings.json", {"maxTurns": -1})
+    api.push(reply("ok"))
+
+    out = run(["-p", "hi", "--output-format", "stream-json"], tmp_path, env_for(api.url))
+
+    notices = [json.loads(line) for line in out.stdout.splitlines() if '"notice"' in line]
+    assert any(n["kind"] == "error" and "'maxTurns'" in n["message"] for n in notices)

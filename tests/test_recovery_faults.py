@@ -1,0 +1,385 @@
+"""The fault matrix (issue 5): each API failure, served by the loopback server to the
+real SDK, ends in a stated way.  Every case asserts the terminal reason (or success),
+the notice the user sees, the requests the server received, and a valid history."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from agent_tui.engine import events as ev
+from agent_tui.engine.compaction import LATEST_REQUEST_LABEL, SUMMARY_PREAMBLE
+from agent_tui.engine.context import CompactionSettings
+from agent_tui.engine.messages import check_history
+from agent_tui.engine.model import AnthropicModel
+from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.query import FALLBACK_RESULT, MAX_TOKENS_NUDGE, TerminalReason
+from tests.engine_helpers import Recorder, make_session
+from tests.loopback import drop, hang, reply, sse_error, status, text, thinking, tool_use
+
+MAIN = "claude-sonnet-4-6"
+FALLBACK = "claude-haiku-4-5"
+PTL = "prompt is too long: {actual} tokens > {limit} maximum"
+
+
+def notices(rec: Recorder, kind: str) -> list[str]:
+    return [n.message for n in rec.of(ev.Notice) if n.kind == kind]
+
+
+def request_text(body: dict) -> str:
+    return json.dumps(body["messages"][-1], ensure_ascii=False)
+
+
+def is_summary_request(body: dict) -> bool:
+    return "Write a detailed summary of the conversation so far" in request_text(body)
+
+
+def estimated_tokens(body: dict) -> int:
+    # What the loopback server reports as input_tokens: chars/4 of system, messages and tools.
+    parts = {k: body.get(k) for k in ("system", "messages", "tools") if body.get(k)}
+    return len(json.dumps(parts, separators=(",", ":"), ensure_ascii=False)) // 4
+
+
+def too_long(body: dict) -> object:
+    """A 400 prompt-too-long whose figures match the request (the limit at two thirds of it)."""
+    actual = estimated_tokens(body)
+    return status(400, "invalid_request_error", PTL.format(actual=actual, limit=actual * 2 // 3))
+
+
+# About 6k tokens: a few of these make a history worth compacting.
+LONG_ANSWER = "A long explanation of the module layout. " * 600
+
+
+# ---------------------------------------------------------------- retried failures
+
+
+async def test_429_waits_for_retry_after_then_succeeds(api, tmp_path):
+    api.push(status(429, "rate_limit_error", "slow down", headers={"retry-after": "0.2"}), reply("ok"))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "ok"
+    assert notices(rec, "retry") == ["Rate limited (429); retrying in 0.2s (attempt 1/3)"]
+    assert len(api.requests) == 2
+    assert api.requests[1].time - api.requests[0].time >= 0.19
+    assert check_history(session.history) == []
+
+
+async def test_500_is_retried(api, tmp_path):
+    api.push(status(500, "api_error", "Internal server error"), reply("ok"))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "ok"
+    [notice] = notices(rec, "retry")
+    assert notice.startswith("API server error (500); retrying in")
+    assert len(api.requests) == 2 and api.requests[1].body == api.requests[0].body
+    assert check_history(session.history) == []
+
+
+async def test_one_529_is_retried_on_the_same_model(api, tmp_path):
+    api.push(status(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"}), reply("ok"))
+    session = make_session(api.url, tmp_path, fallback_model=FALLBACK)
+    rec = Recorder(session)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.COMPLETED
+    assert notices(rec, "retry") == ["API overloaded (529); retrying in 0.0s (attempt 1/3)"]
+    assert notices(rec, "fallback") == []
+    assert [r.body["model"] for r in api.requests] == [MAIN, MAIN]
+    assert check_history(session.history) == []
+
+
+async def test_three_529s_switch_to_the_fallback_model(api, tmp_path):
+    api.push(*[status(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})] * 3,
+             reply("answered by the fallback"))
+    session = make_session(api.url, tmp_path, fallback_model=FALLBACK)
+    rec = Recorder(session)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "answered by the fallback"
+    assert [r.body["model"] for r in api.requests] == [MAIN, MAIN, MAIN, FALLBACK]
+    assert notices(rec, "fallback") == [f"Switched to {FALLBACK} due to high demand for {MAIN}"]
+    assert len(notices(rec, "retry")) == 2
+    assert rec.of(ev.RequestStarted)[-1].model == FALLBACK
+    assert check_history(session.history) == []
+
+
+async def test_sse_overloaded_error_mid_stream_discards_the_partial_answer_and_retries(api, tmp_path):
+    api.push(sse_error("overloaded_error", "Overloaded", after=5), reply("clean answer"))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "clean answer"
+    assert rec.of(ev.TextDelta), "the first stream got as far as some text"
+    [notice] = notices(rec, "retry")
+    assert notice.startswith("API overloaded mid-stream; retrying in")
+    assert [r.attempt for r in rec.of(ev.RequestStarted)] == [1, 2]
+    assert len(api.requests) == 2
+    assert session.history[-1]["content"] == [{"type": "text", "text": "clean answer"}]
+    assert check_history(session.history) == []
+
+
+async def test_connection_dropped_mid_stream_is_retried(api, tmp_path):
+    api.push(drop(after=5), reply("second try"))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "second try"
+    [notice] = notices(rec, "retry")
+    assert notice.startswith("Connection lost mid-stream; retrying in")
+    assert len(api.requests) == 2
+    assert session.history[-1]["content"] == [{"type": "text", "text": "second try"}]
+    assert check_history(session.history) == []
+
+
+async def test_a_stream_that_stalls_past_the_read_timeout_is_retried(api, tmp_path):
+    api.push(hang(after=5, of=reply(text("This answer stops mid"))), reply("after the stall"))
+    session = make_session(api.url, tmp_path)
+    session.model = AnthropicModel(MAIN, base_url=api.url, api_key="test-key", timeout=0.3)
+    rec = Recorder(session)
+
+    terminal = await asyncio.wait_for(session.submit("hi"), 10)
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "after the stall"
+    [notice] = notices(rec, "retry")
+    assert notice.startswith("Request timed out mid-stream; retrying in")
+    assert await asyncio.to_thread(api.wait_disconnect, 1, 2.0)
+    assert len(api.requests) == 2
+    assert check_history(session.history) == []
+    await session.model.aclose()
+
+
+# ---------------------------------------------------------------- prompt too long
+
+
+async def test_prompt_too_long_compacts_once_then_the_retry_succeeds(api, tmp_path):
+    def serve(body, index):
+        if index < 4:
+            return reply(text(LONG_ANSWER))
+        if is_summary_request(body):
+            return reply("<summary>The user asked about the module layout four times.</summary>")
+        if index == 4:
+            return too_long(body)
+        return reply("the retried answer")
+
+    api.handler = serve
+    session = make_session(api.url, tmp_path, compaction=CompactionSettings(summary_max_tokens=1000))
+    for n in range(4):
+        await session.submit(f"question {n}")
+    rec = Recorder(session)
+
+    terminal = await session.submit("the question that overflows")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "the retried answer"
+    failed, summary_request, retry = (r.body for r in api.requests[4:])
+    assert len(api.requests) == 7
+    assert is_summary_request(summary_request)
+    assert "1. Primary request and intent" in request_text(summary_request)
+    # The summary request is cut to fit: the oldest rounds go, whole.
+    assert estimated_tokens(summary_request) < estimated_tokens(failed) * 2 // 3
+    assert check_history(summary_request["messages"]) == []
+    [summary_message] = retry["messages"]
+    assert summary_message["content"][0]["text"].startswith(SUMMARY_PREAMBLE)
+    assert "asked about the module layout" in summary_message["content"][0]["text"]
+    label = [b.get("text") for b in summary_message["content"]].index(LATEST_REQUEST_LABEL)
+    assert summary_message["content"][label + 1] == {"type": "text", "text": "the question that overflows"}
+    assert [c.trigger for c in rec.of(ev.Compaction)] == ["reactive"]
+    assert notices(rec, "compaction")[0].startswith("Compacting the conversation")
+    assert check_history(session.history) == []
+    assert session.history[-1]["content"] == [{"type": "text", "text": "the retried answer"}]
+
+
+async def test_413_compacts_once_then_the_retry_succeeds(api, tmp_path):
+    api.push(reply(LONG_ANSWER), reply(LONG_ANSWER),
+             status(413, "request_too_large", "Request exceeds the maximum allowed number of bytes"),
+             reply("<summary>Two questions were answered.</summary>"),
+             reply("fits now"))
+    session = make_session(api.url, tmp_path)
+    await session.submit("first question")
+    await session.submit("second question")
+    rec = Recorder(session)
+
+    terminal = await session.submit("third question")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "fits now"
+    failed, summary_request, retry = (r.body for r in api.requests[2:])
+    assert is_summary_request(summary_request)
+    # 413 gives no figures: the summary request leaves out at least a fifth of the history.
+    assert estimated_tokens(summary_request) < estimated_tokens(failed)
+    assert len(retry["messages"]) == 1
+    assert rec.of(ev.Compaction)[0].trigger == "reactive"
+    assert check_history(session.history) == []
+
+
+async def test_prompt_still_too_long_after_compacting_ends_with_prompt_too_long(api, tmp_path):
+    def serve(body, index):
+        if index < 2:
+            return reply(text(LONG_ANSWER))
+        if is_summary_request(body):
+            return reply("<summary>Earlier work.</summary>")
+        return too_long(body)
+
+    api.handler = serve
+    session = make_session(api.url, tmp_path, compaction=CompactionSettings(summary_max_tokens=1000))
+    for n in range(2):
+        await session.submit(f"question {n}")
+    rec = Recorder(session)
+
+    terminal = await session.submit("still huge")
+
+    assert terminal.reason is TerminalReason.PROMPT_TOO_LONG
+    assert "still too long after compacting" in terminal.error and "/clear" in terminal.error
+    assert notices(rec, "error") == [terminal.error]
+    # The failed request, the summary, the retry: compaction runs once per turn.
+    assert [is_summary_request(r.body) for r in api.requests[2:]] == [False, True, False]
+    assert check_history(session.history) == []
+
+
+# ---------------------------------------------------------------- errors that end the query
+
+
+async def test_401_ends_at_once_naming_the_environment_variable(api, tmp_path):
+    api.push(status(401, "authentication_error", "invalid x-api-key"))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.MODEL_ERROR
+    assert "ANTHROPIC_API_KEY" in terminal.error
+    assert notices(rec, "error") == [terminal.error]
+    assert len(api.requests) == 1
+    assert check_history(session.history) == []
+
+
+async def test_403_ends_at_once_naming_the_environment_variable(api, tmp_path):
+    api.push(status(403, "permission_error", "this key may not use this model"))
+    session = make_session(api.url, tmp_path)
+
+    terminal = await session.submit("hi")
+
+    assert terminal.reason is TerminalReason.MODEL_ERROR
+    assert "ANTHROPIC_API_KEY" in terminal.error
+    assert len(api.requests) == 1
+
+
+# ---------------------------------------------------------------- cut-off answers
+
+
+async def test_max_tokens_once_is_asked_again_with_the_escalated_limit(api, tmp_path):
+    api.push(reply("The beginning of a long answer that", stop_reason="max_tokens"), reply("The whole answer."))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    terminal = await session.submit("write a lot")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "The whole answer."
+    assert [r.body["max_tokens"] for r in api.requests] == [32000, 64000]
+    assert api.requests[1].body["messages"] == api.requests[0].body["messages"]
+    assert rec.of(ev.Notice) == [], "escalation is silent"
+    assert [r.attempt for r in rec.of(ev.RequestStarted)] == [1, 2]
+    assert [m["role"] for m in session.history] == ["user", "assistant"]
+    assert check_history(session.history) == []
+
+
+async def test_max_tokens_four_times_nudges_three_times_then_ends(api, tmp_path):
+    api.push(*[reply(f"part {n} of the answer", stop_reason="max_tokens") for n in range(4)])
+    session = make_session(api.url, tmp_path, max_tokens=64000)
+    rec = Recorder(session)
+
+    terminal = await session.submit("write a lot")
+
+    assert terminal.reason is TerminalReason.MAX_OUTPUT_TOKENS
+    assert "output token limit (64000 tokens)" in terminal.error
+    assert notices(rec, "error") == [terminal.error]
+    assert len(api.requests) == 4
+    for n, request in enumerate(api.requests[1:]):
+        assert request.body["max_tokens"] == 64000
+        assert request.body["messages"][-2]["content"] == [{"type": "text", "text": f"part {n} of the answer"}]
+        assert request.body["messages"][-1] == {"role": "user", "content": [{"type": "text", "text": MAX_TOKENS_NUDGE}]}
+    kept = [m["content"][0]["text"] for m in session.history if m["role"] == "assistant"]
+    assert kept == [f"part {n} of the answer" for n in range(4)]
+    assert [m.get("_meta", False) for m in session.history if m["role"] == "user"] == [False, True, True, True]
+    assert check_history(session.history) == []
+
+
+async def test_max_tokens_from_the_default_limit_escalates_then_nudges_three_times(api, tmp_path):
+    api.push(*[reply(f"part {n}", stop_reason="max_tokens") for n in range(5)])
+    session = make_session(api.url, tmp_path)
+
+    terminal = await session.submit("write a lot")
+
+    assert terminal.reason is TerminalReason.MAX_OUTPUT_TOKENS
+    assert [r.body["max_tokens"] for r in api.requests] == [32000, 64000, 64000, 64000, 64000]
+    assert [request_text(r.body).count("Output token limit hit.") for r in api.requests] == [0, 0, 1, 1, 1]
+    assert check_history(session.history) == []
+
+
+async def test_a_cut_off_answer_keeps_its_complete_tools_and_never_runs_the_truncated_one(api, tmp_path):
+    cut = reply(tool_use("Bash", {"command": "echo complete"}, id="t_ok"),
+                tool_use("Bash", '{"command": "touch trunc', id="t_cut"), stop_reason="max_tokens")
+    api.push(cut, reply("finished"))
+    session = make_session(api.url, tmp_path, max_tokens=64000, policy=PermissionPolicy(mode="bypassPermissions"))
+
+    terminal = await session.submit("go")
+
+    assert terminal.reason is TerminalReason.COMPLETED
+    *_, results, nudge = api.requests[1].body["messages"]
+    assert [r["tool_use_id"] for r in results["content"]] == ["t_ok", "t_cut"]
+    assert results["content"][0]["content"] == "complete"
+    assert results["content"][1]["is_error"] is True
+    assert results["content"][1]["content"].startswith("InputValidationError")
+    assert nudge["content"] == [{"type": "text", "text": MAX_TOKENS_NUDGE}]
+    assert not (tmp_path / "trunc").exists()
+    assert check_history(session.history) == []
+
+
+# ---------------------------------------------------------------- fallback details
+
+
+async def test_fallback_strips_thinking_blocks_from_the_history(api, tmp_path):
+    api.push(reply(thinking("Let me look.", "sig-main-model"), tool_use("Bash", {"command": "echo hi"}, id="t1")),
+             *[status(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})] * 3,
+             reply("done on the fallback"))
+    session = make_session(api.url, tmp_path, fallback_model=FALLBACK, policy=PermissionPolicy(mode="bypassPermissions"))
+
+    terminal = await session.submit("go")
+
+    assert terminal.reason is TerminalReason.COMPLETED
+    before, after = api.requests[1].body, api.requests[4].body
+    assert before["messages"][1]["content"][0] == {"type": "thinking", "thinking": "Let me look.", "signature": "sig-main-model"}
+    assert after["model"] == FALLBACK
+    assert "thinking" not in json.dumps(after["messages"])
+    assert [b["type"] for b in after["messages"][1]["content"]] == ["tool_use"]
+    assert check_history(after["messages"]) == []
+    assert check_history(session.history) == []
+
+
+async def test_tools_started_by_a_stream_that_fails_over_get_the_fallback_result(api, tmp_path):
+    streamed = reply(tool_use("Bash", {"command": "sleep 5"}, id="t_orphan"), text("more text to come"))
+    stop_at = next(i for i, (_, data) in enumerate(streamed.events) if b"content_block_stop" in data)
+    api.push(*[status(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})] * 2,
+             sse_error("overloaded_error", "Overloaded", after=stop_at + 2, of=streamed),
+             reply("done on the fallback"))
+    session = make_session(api.url, tmp_path, fallback_model=FALLBACK, policy=PermissionPolicy(mode="bypassPermissions"))
+    rec = Recorder(session)
+
+    terminal = await asyncio.wait_for(session.submit("go"), 10)
+
+    assert terminal.reason is TerminalReason.COMPLETED
+    [finished] = [f for f in rec.of(ev.ToolFinished) if f.tool_use_id == "t_orphan"]
+    assert finished.is_error and finished.preview == FALLBACK_RESULT and finished.status == "cancelled"
+    assert [r.body["model"] for r in api.requests] == [MAIN, MAIN, MAIN, FALLBACK]
+    assert "t_orphan" not in json.dumps(api.requests[3].body["messages"])
+    assert check_history(session.history) == []

@@ -1,0 +1,112 @@
+"""The TUI's plain-Python parts: the bridge's delta merging, answer segments,
+frozen Markdown, themes as data, and the no-raw-colours rule for TCSS."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agent_tui.engine import events as ev
+from agent_tui.tui.bridge import merge_deltas
+from agent_tui.tui.segments import SegmentSplitter
+from agent_tui.tui.themes import BUILTIN_DIR, ThemeFileError, load_theme, load_themes
+from agent_tui.tui.widgets.markdown_lite import render_markdown
+
+TUI = Path(__file__).resolve().parents[2] / "agent_tui" / "tui"
+
+
+def test_merge_deltas_joins_runs_of_one_block_and_keeps_every_other_event():
+    batch = [
+        ev.TextDelta(index=0, text="Hel"),
+        ev.TextDelta(index=0, text="lo"),
+        ev.ToolQueued(tool_use_id="t1", name="Read", input={}, summary="", concurrency_safe=True),
+        ev.TextDelta(index=0, text=" again"),
+        ev.TextDelta(index=1, text="next block"),
+        ev.ThinkingDelta(index=2, text="hm"),
+        ev.ThinkingDelta(index=2, text="m"),
+    ]
+    merged = merge_deltas(batch)
+    assert [type(e).__name__ for e in merged] == ["TextDelta", "ToolQueued", "TextDelta", "TextDelta", "ThinkingDelta"]
+    assert merged[0].text == "Hello"
+    assert merged[2].text == " again" and merged[3].text == "next block"
+    assert merged[4].text == "hmm"
+
+
+def test_merge_deltas_keeps_subagent_text_apart():
+    batch = [ev.TextDelta(index=0, text="a"), ev.TextDelta(index=0, text="b", parent_tool_use_id="agent")]
+    assert len(merge_deltas(batch)) == 2
+
+
+def _segments(text: str, size: int, limit: int = 50) -> list[str]:
+    splitter = SegmentSplitter(limit)
+    segments = [""]
+    for i in range(0, len(text), size):
+        first, *rest = splitter.split(text[i : i + size])
+        segments[-1] += first
+        segments += rest
+    return segments
+
+
+@pytest.mark.parametrize("size", [1, 3, 17, 1000])
+def test_segments_cut_at_paragraphs_outside_code_fences_whatever_the_chunking(size):
+    paragraph = "A paragraph of text that goes on for a while.\n\n"
+    code = "```python\nx = 1\n\ny = 2\n```\n\n"
+    text = (paragraph + code + "- item\n\n  continued\n\n") * 6
+    segments = _segments(text, size)
+    assert "".join(segments) == text
+    assert len(segments) > 3
+    for segment in segments:
+        assert segment.count("```") % 2 == 0  # never inside a fence
+        assert not segment.startswith((" ", "\n"))  # never before an indented continuation
+
+
+def test_frozen_markdown_renders_the_usual_blocks():
+    source = "# Title\n\nSome **bold** and `code`.\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n\n```py\nx = 1\n```\n\n| a | b |\n|---|---|\n| 1 | 22 |\n"
+    plain = render_markdown(source).plain
+    assert plain.startswith("Title\n\nSome bold and code.")
+    assert "• one\n• two\n  • nested" in plain
+    assert "1. first\n2. second" in plain
+    assert "│ x = 1" in plain
+    assert "1 │ 22" in plain
+
+
+def test_the_builtin_themes_load_as_data():
+    themes, problems = load_themes([BUILTIN_DIR])
+    assert problems == []
+    names = {t.name for t in themes}
+    assert {"agent-dark", "agent-light", "agent-high-contrast"} <= names
+    assert {t.name: t.dark for t in themes}["agent-light"] is False
+
+
+def test_a_broken_theme_file_is_reported_not_fatal(tmp_path):
+    (tmp_path / "bad.toml").write_text('name = "bad"\ncolour = "#fff"\n')
+    themes, problems = load_themes([tmp_path])
+    assert themes == [] and "unknown theme fields" in problems[0]
+    with pytest.raises(ThemeFileError):
+        load_theme(tmp_path / "bad.toml")
+
+
+def test_tcss_and_widgets_use_theme_variables_not_raw_colours():
+    raw = re.compile(r"#[0-9a-fA-F]{3,8}\b|\brgba?\(|\b(?:red|green|blue|yellow|white|black|magenta|cyan)\b")
+    offenders = []
+    for path in [TUI / "app.tcss", *TUI.rglob("*.py")]:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = re.sub(r"/\*.*?\*/", "", line) if path.suffix == ".tcss" else line
+            if raw.search(code):
+                offenders.append(f"{path.name}:{number}: {line.strip()}")
+    assert offenders == []
+
+
+def test_every_binding_has_an_id_so_a_keymap_can_remap_it():
+    from textual.binding import Binding
+
+    from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.screens import TranscriptScreen
+    from agent_tui.tui.widgets.permission import FeedbackInput, PermissionPrompt
+    from agent_tui.tui.widgets.prompt_input import PromptInput
+
+    for owner in (AgentApp, PromptInput, PermissionPrompt, FeedbackInput, TranscriptScreen):
+        for binding in owner.__dict__.get("BINDINGS", []):
+            assert isinstance(binding, Binding) and binding.id, f"{owner.__name__}: {binding}"

@@ -1,0 +1,354 @@
+"""The TUI driven as a person would: keys in, the loopback Messages API behind it.
+
+Each test scripts the server, types into the app, and asserts on what the
+screen shows, the requests the server received and the bus events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+
+from agent_tui.engine import events as ev
+from agent_tui.engine.messages import check_history
+from agent_tui.tui.state import DONE, QUEUED, RUNNING
+from agent_tui.tui.widgets.permission import PermissionPrompt
+from agent_tui.tui.widgets.timeline import ToolRow
+from tests.loopback import hang, reply, text, tool_use
+
+from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until
+
+ANSWER = "Here is the plan:\n\n- read the **config**\n- run the tests\n\nDone with `step one`."
+
+
+async def test_streamed_text_appears_in_the_transcript(api, tmp_path):
+    api.push(reply(text(ANSWER), chunk=5, delay=0.002))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "make a plan")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        shown = screen_text(app)
+        assert "› make a plan" in shown
+        assert "Here is the plan:" in shown
+        assert "read the config" in shown
+        assert "Done with step one." in shown
+    assert api.requests[0].body["messages"][0]["content"][0]["text"] == "make a plan"
+
+
+async def test_tool_rows_go_queued_running_done_with_their_time(api, tmp_path):
+    # Commands that change something are not concurrency-safe: the second waits for the first.
+    first = tool_use("Bash", {"command": "sleep 0.4; touch one"}, id="toolu_first")
+    second = tool_use("Bash", {"command": "sleep 0.3; touch two"}, id="toolu_second")
+    api.push(reply(first, second), reply(text("Both ran.")))
+    app, recorded = make_app(api, tmp_path, mode="bypassPermissions")
+    seen: dict[str, list[str]] = {"toolu_first": [], "toolu_second": []}
+    async with app.run_test(size=(120, 30)) as pilot:
+        await type_prompt(pilot, "sleep twice")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 5
+        while loop.time() < deadline:
+            for tool_id, statuses in seen.items():
+                rows = app.query(f"#timeline-{tool_id}")
+                status = rows.first(ToolRow).record.status if rows else None
+                if status and (not statuses or statuses[-1] != status):
+                    statuses.append(status)
+            if app.gauge.finished_at is not None:
+                break
+            await pilot.pause(0.01)
+        await settle(pilot, app)
+        assert seen["toolu_first"] == [RUNNING, DONE]
+        assert seen["toolu_second"] == [QUEUED, RUNNING, DONE]
+        for tool_id, at_least in (("toolu_first", 0.4), ("toolu_second", 0.3)):
+            row = app.query_one(f"#timeline-{tool_id}", ToolRow)
+            shown = str(row.render())
+            seconds = float(re.search(r"(\d+\.\d)s\s*$", shown).group(1))
+            assert at_least - 0.05 <= seconds < at_least + 1.0, shown
+        assert "Both ran." in screen_text(app)
+
+
+def _write_call(path, content="hello\n", id=None):
+    return tool_use("Write", {"file_path": str(path), "content": content}, id=id)
+
+
+async def _answer_write_prompt(api, tmp_path, keys):
+    target = tmp_path / "notes.txt"
+    api.push(reply(_write_call(target)), reply(text("Understood.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await type_prompt(pilot, "write the notes")
+        prompt = app.query_one(PermissionPrompt)
+        await wait_until(pilot, lambda: prompt.display and prompt.current is not None)
+        shown = screen_text(app)
+        assert "Permission needed" in shown and "Write" in shown
+        assert "+hello" in shown  # the diff of the new file
+        await pilot.press(*keys)
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        assert app.focused is app.prompt_input
+        assert not prompt.display
+    return target, recorded, app
+
+
+async def test_write_rejected_with_n_leaves_the_file_and_tells_the_model(api, tmp_path):
+    target, recorded, _ = await _answer_write_prompt(api, tmp_path, ["n"])
+    assert not target.exists()
+    result = last_user_blocks(api.requests[1].body)[0]
+    assert result["type"] == "tool_result" and result["is_error"] is True
+    assert "doesn't want to proceed" in json.dumps(result["content"])
+
+
+async def test_write_allowed_with_y_writes_the_file(api, tmp_path):
+    target, recorded, _ = await _answer_write_prompt(api, tmp_path, ["y"])
+    assert target.read_text() == "hello\n"
+    result = last_user_blocks(api.requests[1].body)[0]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+
+
+async def test_allow_always_with_a_records_the_rule_and_the_next_call_runs_without_asking(api, tmp_path):
+    target = tmp_path / "notes.txt"
+    api.push(
+        reply(_write_call(target)),
+        reply(text("Wrote it.")),
+        reply(_write_call(target, "hello again\n")),
+        reply(text("Wrote it again.")),
+    )
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await type_prompt(pilot, "write the notes")
+        prompt = app.query_one(PermissionPrompt)
+        await wait_until(pilot, lambda: prompt.current is not None)
+        rule = prompt.current.suggested_rule
+        assert rule and f"don't ask again for {rule}" in screen_text(app)
+        await pilot.press("a")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        await type_prompt(pilot, "write them again")
+        await wait_until(pilot, finished(recorded, 2))
+        await settle(pilot, app)
+    assert target.read_text() == "hello again\n"
+    assert sum(isinstance(e, ev.PermissionRequested) for e in recorded) == 1
+    assert rule in app.session.policy.allow
+    settings = json.loads((tmp_path / ".agent-tui" / "settings.local.json").read_text())
+    assert rule in settings["permissions"]["allow"]
+
+
+async def test_reject_with_feedback_e_sends_the_typed_message(api, tmp_path):
+    target, recorded, _ = await _answer_write_prompt(api, tmp_path, ["e", *"use tabs instead", "enter"])
+    assert not target.exists()
+    result = last_user_blocks(api.requests[1].body)[0]
+    assert result["is_error"] is True
+    assert "use tabs instead" in json.dumps(result["content"])
+    resolved = [e for e in recorded if isinstance(e, ev.PermissionResolved)]
+    assert resolved[0].behavior == "deny" and resolved[0].feedback == "use tabs instead"
+
+
+async def test_escape_during_a_stream_closes_the_connection_and_the_next_prompt_works(api, tmp_path):
+    partial = reply(text("This answer starts streaming and then the server stalls forever"), chunk=6)
+    api.push(hang(after=8, of=partial), reply(text("A normal second answer.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "start")
+        await wait_until(pilot, lambda: "This answer starts" in screen_text(app))
+        pressed = time.monotonic()
+        await pilot.press("escape")
+        assert await asyncio.to_thread(api.wait_disconnect, 1, 2.0)
+        assert api.disconnects[0] - pressed < 0.2
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        assert "Interrupted" in screen_text(app)
+        assert any(isinstance(e, ev.Interrupted) for e in recorded)
+
+        await type_prompt(pilot, "go on")
+        await wait_until(pilot, finished(recorded, 2))
+        await settle(pilot, app)
+        assert "A normal second answer." in screen_text(app)
+    assert check_history(api.requests[1].body["messages"]) == []
+    assert check_history(app.session.history) == []
+
+
+async def test_escape_when_idle_does_nothing(api, tmp_path):
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test() as pilot:
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert app.is_running
+        assert not any(isinstance(e, ev.Interrupted) for e in recorded)
+
+
+async def test_ctrl_c_twice_quits(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_ctrl_q_quits(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_a_prompt_typed_during_a_turn_is_queued_and_sent_after(api, tmp_path):
+    api.push(reply(text("first answer, streamed slowly"), chunk=4, delay=0.15), reply(text("second answer")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "first")
+        await wait_until(pilot, lambda: app.session.running)
+        await type_prompt(pilot, "second")
+        await wait_until(pilot, lambda: "queued: second" in screen_text(app))
+        assert len(api.requests) == 1
+        await wait_until(pilot, finished(recorded, 2))
+        await settle(pilot, app)
+        assert "queued:" not in screen_text(app)
+    assert len(api.requests) == 2
+    assert last_user_blocks(api.requests[1].body)[-1]["text"] == "second"
+    users = [e.text for e in recorded if isinstance(e, ev.UserMessage)]
+    assert users == ["first", "second"]
+
+
+async def test_at_mention_attaches_the_file_as_a_read(api, tmp_path):
+    (tmp_path / "notes.md").write_text("alpha\nbeta\n")
+    api.push(reply(text("Two lines.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.press(*"summarize @not")
+        assert "@notes.md" in screen_text(app)  # the completion menu
+        await pilot.press("tab", "enter")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        assert "@notes.md attached" in screen_text(app)
+    blocks = last_user_blocks(api.requests[0].body)
+    texts = [b["text"] for b in blocks]
+    assert texts[0].startswith("Called the Read tool with the following input:")
+    assert str(tmp_path / "notes.md") in texts[0]
+    assert "alpha" in texts[1] and "beta" in texts[1]
+    assert texts[-1] == "summarize @notes.md "
+
+
+async def test_slash_completion_and_help(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.press("/", "h")
+        assert "/help" in screen_text(app)
+        await pilot.press("tab")
+        assert app.prompt_input.text == "/help "
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "/exit — Quit agent-tui" in screen_text(app))
+        assert "/permissions — Mode and rules" in screen_text(app)
+    assert api.requests == []
+
+
+async def test_up_recalls_the_previous_prompt(api, tmp_path):
+    api.push(reply(text("ok")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test() as pilot:
+        await type_prompt(pilot, "remember me")
+        await wait_until(pilot, finished(recorded))
+        await pilot.press("up")
+        assert app.prompt_input.text == "remember me"
+        await pilot.press("down")
+        assert app.prompt_input.text == ""
+
+
+async def test_shift_enter_and_ctrl_j_insert_newlines(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test() as pilot:
+        await pilot.press("a", "shift+enter", "b", "ctrl+j", "c")
+        assert app.prompt_input.text == "a\nb\nc"
+    assert api.requests == []
+
+
+async def test_shift_tab_cycles_the_permission_mode(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(120, 24)) as pilot:
+        await pilot.press("shift+tab")
+        assert app.session.policy.mode == "acceptEdits"
+        assert "accept edits" in screen_text(app)
+        await pilot.press("shift+tab", "shift+tab")
+        assert app.session.policy.mode == "default"
+
+
+async def test_ctrl_t_toggles_the_timeline(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        assert app.timeline.display
+        await pilot.press("ctrl+t")
+        assert not app.timeline.display
+        await pilot.press("ctrl+t")
+        assert app.timeline.display
+
+
+async def test_ctrl_o_expands_the_latest_tool_output(api, tmp_path):
+    api.push(reply(tool_use("Bash", {"command": "printf 'WORD%d\\n' 1 2"})), reply(text("Ran it.")))
+    app, recorded = make_app(api, tmp_path, allow=["Bash(printf:*)"])
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "run echo")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        assert "WORD2" not in screen_text(app)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        assert "WORD2" in screen_text(app)
+
+
+async def test_keymap_remaps_a_binding(api, tmp_path):
+    app, _ = make_app(api, tmp_path, keymap={"app.toggle_timeline": "f2"})
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("f2")
+        assert not app.timeline.display
+
+
+async def test_command_palette_runs_an_app_command(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.1)
+        await pilot.press(*"toggle timeline")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert not app.timeline.display
+
+
+async def test_theme_flag_and_theme_command(api, tmp_path):
+    app, _ = make_app(api, tmp_path, theme="agent-light")
+    async with app.run_test() as pilot:
+        assert app.theme == "agent-light"
+        await type_prompt(pilot, "/theme agent-high-contrast")
+        assert app.theme == "agent-high-contrast"
+
+
+async def test_transcript_screen_shows_the_whole_history(api, tmp_path):
+    api.push(reply(text("An answer worth keeping.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "hello")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        await type_prompt(pilot, "/transcript")
+        await pilot.pause(0.1)
+        assert "An answer worth keeping." in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert app.focused is app.prompt_input or app.screen is app.screen_stack[0]
+
+
+async def test_offline_model_is_named_in_the_header(tmp_path):
+    from agent_tui.engine.demo import DemoModel
+    from agent_tui.engine.session import Session
+    from agent_tui.tools.registry import default_tools
+    from agent_tui.tui.app import AgentApp
+
+    app = AgentApp(Session(model=DemoModel(speed=0), tools=default_tools(), cwd=tmp_path))
+    async with app.run_test(size=(120, 24)):
+        header = screen_text(app).splitlines()[0]
+        assert "demo (offline)" in header and "no API key" in header

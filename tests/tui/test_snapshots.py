@@ -1,0 +1,165 @@
+"""Snapshot tests: the layouts people see, pinned as SVG (pytest-textual-snapshot).
+
+Deterministic by construction: a fixed session id, the project under a fake
+HOME (the header shows `~/project`), usage figures given by the script, the
+cursor not blinking, and a manual clock that the test steps between stages,
+so every elapsed time and timeline bar is the same on every run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_tui.tui.state import DONE, RUNNING
+from tests.loopback import hang, reply, text, tool_use
+
+from .helpers import make_app, wait_until
+
+USAGE = {"input_tokens": 12_400}
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text('def greet(name):\n    return "Hello, " + name\n')
+    (root / "src" / "util.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "README.md").write_text("# project\n")
+    return root
+
+
+def _app(api, project, **options):
+    app, _ = make_app(api, project, **options)
+    clock = ManualClock()
+    app.clock = clock
+    return app, clock
+
+
+async def _prepare(pilot) -> None:
+    pilot.app.prompt_input.cursor_blink = False
+    await pilot.pause()
+
+
+async def _send(pilot, prompt: str) -> None:
+    await pilot.press(*prompt, "enter")
+
+
+def _records(app, status: str, *ids: str):
+    def check() -> bool:
+        return all(app.tool_records.get(i) is not None and app.tool_records[i].status == status for i in ids)
+
+    return check
+
+
+def _stream_until_hang(*blocks, usage=USAGE):
+    """A reply whose stream stops, still open, after its last content block."""
+    whole = reply(*blocks, usage=usage)
+    return hang(after=len(whole.events) - 1, of=whole)
+
+
+def test_idle(snap_compare, api, project):
+    app, _ = _app(api, project)
+    assert snap_compare(app, terminal_size=(120, 32), run_before=_prepare)
+
+
+def test_streaming_with_the_timeline_busy(snap_compare, api, project):
+    api.push(
+        _stream_until_hang(
+            text("I'll look around the project first: the source files, then a build.\n\n"),
+            tool_use("Glob", {"pattern": "src/**/*.py"}, id="toolu_glob"),
+            tool_use("Bash", {"command": "sleep 30; touch build.log"}, id="toolu_build", delay_before=1.0),
+            tool_use("Read", {"file_path": str(project / "src" / "app.py")}, id="toolu_read", delay_before=1.0),
+        )
+    )
+    app, clock = _app(api, project, allow=["Bash"])
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "find the python files and build the project")
+        await wait_until(pilot, _records(app, DONE, "toolu_glob"))
+        clock.now += 0.8
+        await wait_until(pilot, _records(app, RUNNING, "toolu_build"))
+        clock.now += 1.6
+        await wait_until(pilot, lambda: "toolu_read" in app.tool_records)
+        clock.now += 0.9
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(120, 32), run_before=run_before)
+
+
+def test_permission_prompt_with_a_diff(snap_compare, api, project):
+    target = str(project / "src" / "app.py")
+    edit = {
+        "file_path": target,
+        "old_string": '    return "Hello, " + name\n',
+        "new_string": '    """Greet someone by name."""\n    return f"Hello, {name}!"\n',
+    }
+    api.push(
+        reply(text("Let me read it first."), tool_use("Read", {"file_path": target}, id="toolu_read"), usage=USAGE),
+        reply(text("Now the change:"), tool_use("Edit", edit, id="toolu_edit"), usage=USAGE),
+    )
+    app, clock = _app(api, project)
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "use an f-string in greet")
+        await wait_until(pilot, lambda: app.permission.current is not None)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(110, 36), run_before=run_before)
+
+
+def test_gauge_near_the_auto_compact_threshold(snap_compare, api, project):
+    api.push(reply(text("The context is filling up; it compacts automatically at the mark."), usage={"input_tokens": 150_000, "output_tokens": 2_400}))
+    app, clock = _app(api, project)
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "how full is the context?")
+        await wait_until(pilot, lambda: app.gauge.finished_at is not None)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 24), run_before=run_before)
+
+
+def test_light_theme(snap_compare, api, project):
+    api.push(
+        reply(text("Listing the sources."), tool_use("Glob", {"pattern": "src/*.py"}, id="toolu_glob"), usage=USAGE),
+        reply(text("There are **two** modules:\n\n- `src/app.py`\n- `src/util.py`"), usage=USAGE),
+    )
+    app, clock = _app(api, project, theme="agent-light")
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "list the sources")
+        await wait_until(pilot, lambda: app.gauge.finished_at is not None)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)
+
+
+def test_80_by_24(snap_compare, api, project):
+    api.push(
+        reply(tool_use("Bash", {"command": "ls src"}, id="toolu_ls"), usage=USAGE),
+        reply(text("Two files: `app.py` and `util.py`."), usage=USAGE),
+    )
+    app, clock = _app(api, project)
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "what is in src?")
+        await wait_until(pilot, lambda: app.gauge.finished_at is not None)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
