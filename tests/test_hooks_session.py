@@ -426,3 +426,21 @@ async def test_invalid_hook_settings_are_reported_when_the_session_starts(api, t
 
 def _texts(message: dict[str, Any]) -> list[str]:
     return [b.get("text", "") for b in message["content"] if isinstance(b, dict)]
+
+
+# ---------------------------------------------------------------- PreCompact in a real compaction
+
+
+async def test_precompact_hook_runs_before_a_manual_compaction_with_its_instructions(api, tmp_path):
+    record = hook_dir(tmp_path) / "precompact.json"
+    script = hook_script(tmp_path, "precompact.sh", f"cat > {record}\n")
+    api.push(reply("first answer"), reply("<summary>We said hello.</summary>"))
+    session = session_with(api, tmp_path, hooks("PreCompact", script))
+    await session.submit("hello")
+
+    compacted = await session.compact("keep the greetings")
+
+    assert compacted is not None
+    payload = json.loads(record.read_text())
+    assert payload["hook_event_name"] == "PreCompact"
+    assert payload["trigger"] == "manual" and payload["custom_instructions"] == "keep the greetings"

@@ -214,6 +214,14 @@ async def compact_conversation(
     """
     if tokens_before is None:
         tokens_before = env.overhead + estimate_tokens(messages)
+    if env.hooks is not None:
+        # PreCompact cannot block (Claude Code's protocol); its output reaches the user as notices.
+        await env.hooks.run(
+            "PreCompact",
+            {"trigger": "manual" if trigger == "manual" else "auto", "custom_instructions": instructions},
+            abort=env.abort,
+            parent_tool_use_id=env.parent_tool_use_id,
+        )
     request_blocks = latest_request(messages)
     prompt = SUMMARY_PROMPT
     if instructions.strip():

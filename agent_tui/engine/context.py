@@ -368,6 +368,8 @@ class PipelineEnv:
     retry: Any
     usage_totals: dict[str, int] = field(default_factory=dict)
     parent_tool_use_id: str | None = None
+    # hooks.HookRunner: PreCompact hooks run before each summary request.
+    hooks: Any = None
 
     @cached_property
     def overhead(self) -> int:

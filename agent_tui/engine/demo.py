@@ -767,7 +767,7 @@ def _raw_events(request: ModelRequest, plan: DemoPlan) -> list[dict[str, Any]]:
 
     Delta events carry a private `_chars` count used for pacing (removed
     before they reach the accumulator)."""
-    input_tokens = _tokens(_text_chars(request.system) + _text_chars(request.messages))
+    input_tokens = _tokens(_text_chars(request.system) + _text_chars(request.messages) + len(json.dumps(request.tools)))
     budget = max(0, int(request.max_tokens)) * CHARS_PER_TOKEN
     events: list[dict[str, Any]] = [
         {

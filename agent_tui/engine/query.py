@@ -253,6 +253,7 @@ async def query(params: QueryParams) -> Terminal:
         retry=params.retry,
         usage_totals=params.usage_totals,
         parent_tool_use_id=parent,
+        hooks=params.hooks,
     )
     state = State(
         messages=tuple(params.messages),

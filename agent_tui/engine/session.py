@@ -353,6 +353,7 @@ class Session:
                 abort=self._abort,
                 retry=self.options.retry,
                 usage_totals=usage,
+                hooks=self.hooks,
             )
             try:
                 compacted = await compact_conversation(
