@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import time
@@ -270,7 +271,7 @@ async def test_same_request_gives_same_stream():
 async def test_usage_estimates():
     req = request("hello")
     final = check_well_formed(await collect(req))
-    prompt_chars = len(req.system) + len("hello")
+    prompt_chars = len(req.system) + len("hello") + len(json.dumps(req.tools))
     assert final.usage["input_tokens"] == math.ceil(prompt_chars / 4)
     assert final.usage["output_tokens"] == math.ceil(len(text_of(final.message)) / 4)
 
