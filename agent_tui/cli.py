@@ -117,15 +117,17 @@ def choose_model(settings: Settings, offline: bool = False):
 
 
 def make_policy(settings: Settings, cwd: Path, interactive: bool) -> PermissionPolicy:
-    permissions = settings.permissions
-    return PermissionPolicy(
-        mode=permissions.get("defaultMode", "default"),
-        allow=list(permissions.get("allow", [])),
-        deny=list(permissions.get("deny", [])),
-        ask=list(permissions.get("ask", [])),
+    """Rules from every layer, each kept with its source; the mode is the effective one
+    (so the environment's AGENT_TUI_PERMISSION_MODE beats the flag, as for every key)."""
+    policy = PermissionPolicy.from_settings(
+        settings.permission_layers,
+        mode=settings.permissions.get("defaultMode"),
+        cwd=cwd,
         interactive=interactive,
         local_settings_path=cwd / LOCAL_SETTINGS,
     )
+    settings.problems.extend(f"permissions: {p}" for p in policy.problems)
+    return policy
 
 
 def describe_sessions(sessions: list[SessionInfo], limit: int = 20) -> str:
@@ -198,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args))
     apply_env(settings)
+    policy = make_policy(settings, cwd, interactive=not args.print_mode)
     if args.print_mode:
         for problem in settings.problems:
             print(f"agent-tui: settings: {problem}", file=sys.stderr)
@@ -215,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         model=choose_model(settings, args.offline),
         tools=default_tools(),
         cwd=cwd,
-        policy=make_policy(settings, cwd, interactive=not args.print_mode),
+        policy=policy,
         options=SessionOptions(
             max_turns=settings.max_turns,
             max_tokens=settings.max_output_tokens or DEFAULT_MAX_TOKENS,

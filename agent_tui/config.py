@@ -53,6 +53,9 @@ class Settings:
     base_url: str | None = None
     # Where each key's effective value came from: {"model": "project (.agent-tui/settings.json)", ...}
     sources: dict[str, str] = field(default_factory=dict)
+    # Each layer's own `permissions`, lowest first, for `PermissionPolicy.from_settings`:
+    # (source "user" | "project" | "local" | "settings" | "cli", permissions, rule anchor dir, file).
+    permission_layers: list[tuple[str, dict[str, Any], Path | None, Path | None]] = field(default_factory=list)
     # Problems found while loading (invalid files, bad keys), reported to the user.
     problems: list[str] = field(default_factory=list)
 
@@ -263,32 +266,37 @@ def load_settings(
     environ = os.environ if environ is None else environ
     settings = Settings()
     user_path = user_settings_path()
-    layers: list[tuple[str, dict[str, Any]]] = []
-    for label, path in (
-        (f"user ({_display(user_path)})", user_path),
-        (f"project ({PROJECT_SETTINGS})", cwd / PROJECT_SETTINGS),
-        (f"local ({LOCAL_SETTINGS})", cwd / LOCAL_SETTINGS),
+    # (source, label, keys, file, folder that anchors its `/pattern` permission rules)
+    layers: list[tuple[str, str, dict[str, Any], Path | None, Path | None]] = []
+    for source, label, path, anchor in (
+        ("user", f"user ({_display(user_path)})", user_path, user_path.parent),
+        ("project", f"project ({PROJECT_SETTINGS})", cwd / PROJECT_SETTINGS, cwd),
+        ("local", f"local ({LOCAL_SETTINGS})", cwd / LOCAL_SETTINGS, cwd),
     ):
         data = _read_file(path, settings.problems, missing_ok=True)
         if data is not None:
-            layers.append((label, _validated(data, str(_display(path)), settings.problems)))
+            layers.append((source, label, _validated(data, str(_display(path)), settings.problems), path, anchor))
     if settings_file is not None:
         text = str(settings_file)
+        file: Path | None = None
         if text.lstrip().startswith("{"):
             data = _parse_json(text, "--settings", settings.problems)
             label = "--settings (inline JSON)"
         else:
-            path = Path(text).expanduser()
-            if not path.is_absolute():
-                path = cwd / path
-            data = _read_file(path, settings.problems, missing_ok=False)
-            label = f"--settings ({_display(path)})"
+            file = Path(text).expanduser()
+            if not file.is_absolute():
+                file = cwd / file
+            data = _read_file(file, settings.problems, missing_ok=False)
+            label = f"--settings ({_display(file)})"
         if data is not None:
-            layers.append((label, _validated(data, label, settings.problems)))
+            anchor = file.parent if file is not None else None
+            layers.append(("settings", label, _validated(data, label, settings.problems), file, anchor))
     if flags:
-        layers.append(("CLI flags", _validated(dict(flags), "CLI flags", settings.problems)))
-    for label, data in layers:
+        layers.append(("cli", "CLI flags", _validated(dict(flags), "CLI flags", settings.problems), None, None))
+    for source, label, data, path, anchor in layers:
         _apply(settings, data, label)
+        if data.get("permissions"):
+            settings.permission_layers.append((source, data["permissions"], anchor, path))
     _apply_environment(settings, environ)
     return settings
 

@@ -249,3 +249,24 @@ def test_missing_settings_file_and_bad_environment_values_are_reported(dirs):
     assert any("nope.json" in p and "not found" in p for p in settings.problems)
     assert any("AGENT_TUI_MAX_TURNS" in p for p in settings.problems)
     assert settings.max_turns is None
+
+
+def test_the_policy_keeps_each_rule_with_its_layer_and_takes_the_effective_mode(dirs):
+    from agent_tui.cli import make_policy
+
+    _config, project, _extra = dirs
+    settings = load(
+        dirs,
+        {"user": {"permissions": {"deny": ["Bash(rm:*)"]}},
+         "project": {"permissions": {"allow": ["Bash(git log:*)"], "defaultMode": "plan"}},
+         "local": {"permissions": {"allow": ["Edit"]}},
+         "flags": {"permissions": {"allow": ["Glob"], "defaultMode": "acceptEdits"}}},
+        {"AGENT_TUI_PERMISSION_MODE": "dontAsk"},
+    )
+
+    policy = make_policy(settings, project, interactive=False)
+
+    by_source = {source: [e.rule for e in entries] for source, entries in policy.entries_by_source().items()}
+    assert by_source == {"user": ["Bash(rm:*)"], "project": ["Bash(git log:*)"], "local": ["Edit"], "cli": ["Glob"]}
+    assert policy.mode == "dontAsk"
+    assert policy.local_settings_path == project / ".agent-tui" / "settings.local.json"

@@ -218,7 +218,7 @@ class TranscriptStore:
     def _open(self) -> int:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         created = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
         try:
             if created:
                 _fsync_dir(self.directory)
@@ -260,21 +260,34 @@ def _cut_torn_tail(fd: int) -> None:
     """End the file on a whole line before appending: a last line without its newline
     is a torn write and is dropped, unless only the newline itself was lost."""
     size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+    if size == 0 or _read_at(fd, size - 1, 1) == b"\n":
         return
     start = size
     while start > 0:
         start = max(0, start - 65536)
-        nl = os.pread(fd, size - start, start).rfind(b"\n")
+        nl = _read_at(fd, start, size - start).rfind(b"\n")
         if nl >= 0:
             start += nl + 1
             break
     try:
-        json.loads(os.pread(fd, size - start, start))
+        json.loads(_read_at(fd, start, size - start))
     except ValueError:
         os.ftruncate(fd, start)
     else:
         _write_all(fd, b"\n")
+
+
+def _read_at(fd: int, offset: int, length: int) -> bytes:
+    """Read without pread (not on Windows); appends ignore the offset (O_APPEND)."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks = []
+    while length > 0:
+        chunk = os.read(fd, length)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        length -= len(chunk)
+    return b"".join(chunks)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -69,6 +69,10 @@ def child_env(url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["ANTHROPIC_BASE_URL"] = url
     env["ANTHROPIC_API_KEY"] = "test"
+    # Transcripts and settings of benchmark runs stay out of the user's folders.
+    scratch = Path(tempfile.gettempdir()) / "agent-tui-bench"
+    env["AGENT_TUI_DATA_DIR"] = str(scratch / "data")
+    env["AGENT_TUI_CONFIG_DIR"] = str(scratch / "config")
     return env
 
 
