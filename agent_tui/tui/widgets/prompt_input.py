@@ -144,6 +144,11 @@ class PromptInput(TextArea):
     # ------------------------------------------------------------ keys
 
     def action_submit(self) -> None:
+        # A priority binding runs as soon as the app reads Enter, while keys typed just
+        # before it may still wait in this widget's queue: submit after them.
+        self.call_later(self._submit)
+
+    def _submit(self) -> None:
         if self.menu_open:
             self._accept()
             return

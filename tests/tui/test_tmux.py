@@ -1,0 +1,228 @@
+"""The installed `agent-tui` in a real terminal (tmux), driven as a person would.
+
+Keys go in with `tmux send-keys`, assertions read `tmux capture-pane`; the
+loopback Messages-API server runs in this process and answers the app.
+Nothing inside the app is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.loopback import LoopbackServer, hang, reply, text, tool_use
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+AGENT = shutil.which("agent-tui") or str(Path(sys.executable).parent / "agent-tui")
+SESSION = "agent"
+FIRST_PAINT = 15.0  # the SDK import is slow on a loaded machine
+STEP = 8.0
+
+WELCOME = "type a request and press Enter"
+CAPITAL = "Paneville is the capital of Tmuxland."
+WROTE = "The greeting file is written."
+STORY_START = "Once upon a time a stream"
+STORY = STORY_START + " began, and it went on and on without ever reaching its end, because the server stalled."
+STILL_HERE = "Still here after the interruption."
+EXITED = "agent-tui exited with status"
+
+
+class Tmux:
+    """One private tmux server (its own socket and an empty config) running one pane."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.socket = f"agent-tui-test-{os.getpid()}-{secrets.token_hex(4)}"
+        self.socket_path = ""
+        self.conf = workdir / "tmux.conf"
+        # The pane and what it shows stay after its process exits.
+        self.conf.write_text("set -g remain-on-exit on\nset -g status off\n")
+
+    def run(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+        out = subprocess.run(["tmux", "-L", self.socket, "-f", str(self.conf), *args],
+                             capture_output=True, text=True, timeout=10, env=env)
+        if check and out.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {out.stderr.strip()}")
+        return out.stdout
+
+    def start(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
+        # The server is started by this call, so `env` becomes its whole global
+        # environment; -e repeats what matters for the pane.
+        pinned = [arg for var in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "AGENT_TUI_DATA_DIR",
+                                  "AGENT_TUI_CONFIG_DIR") for arg in ("-e", f"{var}={env[var]}")]
+        self.run("new-session", "-d", "-s", SESSION, "-x", "120", "-y", "40", "-c", str(cwd), *pinned,
+                 *command, env=env)
+        self.socket_path = self.run("display-message", "-p", "#{socket_path}").strip()
+
+    def screen(self, history: bool = False) -> str:
+        """The visible pane; with `history`, the lines scrolled off its top first."""
+        start = ["-S", "-"] if history else []
+        return self.run("capture-pane", "-p", *start, "-t", SESSION, check=False)
+
+    def type(self, literal: str) -> None:
+        self.run("send-keys", "-t", SESSION, "-l", literal)
+
+    def press(self, *keys: str) -> None:
+        self.run("send-keys", "-t", SESSION, *keys)
+
+    def pane(self, fmt: str) -> str:
+        """A tmux format expanded for the pane ("" once the server is gone)."""
+        return self.run("display-message", "-p", "-t", SESSION, fmt, check=False).strip()
+
+    def kill(self) -> None:
+        path = self.socket_path or self.pane("#{socket_path}")
+        self.run("kill-server", check=False)
+        if path:  # tmux leaves the socket file behind
+            Path(path).unlink(missing_ok=True)
+
+    def wait_for(self, what: str | Callable[[str], bool], timeout: float = STEP, history: bool = False) -> str:
+        """Poll the pane until `what` is on it; the screen, or an error showing it."""
+        check = (lambda s: what in s) if isinstance(what, str) else what
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.screen(history)
+            if check(shown):
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout}s waiting for {what!r}; the pane shows:\n{shown}")
+            time.sleep(0.05)
+
+    def prompt(self, words: str) -> None:
+        """Type a prompt and send it with Enter, as a person would."""
+        self.type(words)
+        self.wait_for(words)
+        self.press("Enter")
+
+
+def clean_env(url: str, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "AGENT_TUI_", "TMUX"))}
+    env.update({
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "AGENT_TUI_DATA_DIR": str(tmp_path / "user-data"),
+        "AGENT_TUI_CONFIG_DIR": str(tmp_path / "user-config"),
+        "TERM": "xterm-256color",
+    })
+    return env
+
+
+def prompt_sent(request_body: dict) -> list[str]:
+    """The text blocks of the last user message of a request."""
+    content = request_body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return [content]
+    return [block["text"] for block in content if block.get("type") == "text"]
+
+
+@dataclass
+class Agent:
+    tmux: Tmux
+    api: LoopbackServer
+    project: Path
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Agent]:
+    """`agent-tui` started in a tmux pane, in an empty project folder, talking to a
+    loopback server (script it with `agent.api.push`); on its first paint."""
+    project = tmp_path / "project"
+    project.mkdir()
+    with LoopbackServer() as api:
+        tmux = Tmux(tmp_path)
+        try:
+            # The shell reports agent-tui's exit status on the pane once the app has
+            # left the alternate screen (tmux's own #{pane_dead_status} is unreliable:
+            # tmux 3.3a can miss the SIGCHLD and leave the pane's child a zombie).
+            launch = f'{shlex.quote(AGENT)}; echo "{EXITED} $?"'
+            tmux.start(["sh", "-c", launch], project, clean_env(api.url, tmp_path))
+            tmux.wait_for(WELCOME, FIRST_PAINT)
+            yield Agent(tmux, api, project)
+        finally:
+            tmux.kill()
+        assert api.errors == []
+
+
+def test_a_person_chats_approves_a_write_aborts_a_stream_and_quits(agent):
+    tmux, srv = agent.tmux, agent.api
+    target = agent.project / "greeting.txt"
+    srv.push(
+        reply(text(CAPITAL)),
+        reply(tool_use("Write", {"file_path": str(target), "content": "hello from tmux\n"}, id="toolu_write")),
+        reply(text(WROTE)),
+        hang(after=8, of=reply(text(STORY), chunk=6)),
+        reply(text(STILL_HERE)),
+    )
+
+    # 1. A question, and its answer.
+    tmux.prompt("what is the capital of Tmuxland?")
+    shown = tmux.wait_for(CAPITAL)
+    assert "› what is the capital of Tmuxland?" in shown
+    assert prompt_sent(srv.requests[0].body) == ["what is the capital of Tmuxland?"]
+
+    # 2. A Write needs permission; `y` lets it run.
+    tmux.prompt("write a greeting file")
+    shown = tmux.wait_for("Permission needed")
+    assert "Write" in shown and "greeting.txt" in shown and "+hello from tmux" in shown
+    assert not target.exists()
+    tmux.press("y")
+    shown = tmux.wait_for(WROTE)
+    assert "Permission needed" not in shown
+    assert target.read_text() == "hello from tmux\n"
+    result = srv.requests[2].body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_write"
+    assert not result.get("is_error")
+
+    # 3. Esc stops a stream that would never end.
+    tmux.prompt("tell me a long story")
+    tmux.wait_for(STORY_START)
+    assert not srv.disconnects
+    pressed = time.monotonic()
+    tmux.press("Escape")
+    assert srv.wait_disconnect(1, 3.0), f"the server saw no disconnect; the pane shows:\n{tmux.screen()}"
+    assert srv.disconnects[0] - pressed < 1.0  # about 0.1 s: the terminal's Esc delay, then the abort
+    tmux.wait_for("Interrupted")
+
+    # 4. The next prompt gets a normal answer.
+    tmux.prompt("are you still there?")
+    tmux.wait_for(STILL_HERE)
+    assert "are you still there?" in prompt_sent(srv.requests[4].body)
+
+    # 5. Ctrl+Q quits: agent-tui exits with status 0 and the pane's process ends.
+    assert tmux.pane("#{pane_dead}") == "0"
+    tmux.press("C-q")
+    # With history: when tmux reaps the child it scrolls the pane to print
+    # "Pane is dead" at the bottom, which can push this line off the top.
+    tmux.wait_for(lambda shown: f"{EXITED} 0" in shown.splitlines(), history=True)
+    deadline = time.monotonic() + STEP
+    while tmux.pane("#{pane_dead}") != "1":
+        assert time.monotonic() < deadline, f"the pane did not close; it shows:\n{tmux.screen()}"
+        time.sleep(0.05)
+    assert len(srv.requests) == 5 and srv.pending == 0
+
+
+def test_enter_right_after_the_text_sends_all_of_it(agent):
+    """Text and Enter arriving together, as `send-keys TEXT Enter` or fast typing into a busy app gives."""
+    words = "please read the configuration file and summarise every section of it"
+    agent.api.push(reply(text("Got the whole line.")))
+
+    agent.tmux.press(words, "Enter")
+
+    sent = agent.api.wait_requests(1, 3.0)
+    shown = agent.tmux.screen()
+    assert sent, f"Enter sent nothing; the pane shows:\n{shown}"
+    assert prompt_sent(agent.api.requests[0].body) == [words], shown
+    agent.tmux.wait_for("Got the whole line.")
