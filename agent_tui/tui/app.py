@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,7 +24,7 @@ from textual.widgets import Footer, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from ..engine.session import Session
-from .bridge import Bridge
+from .bridge import Bridge, EngineEvents
 from .commands import parse_slash, run_slash
 from .export import history_markdown
 from .handlers import EngineEventsMixin
@@ -38,7 +39,7 @@ from .widgets.permission import PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
 from .widgets.timeline import Timeline
 from .widgets.tool_call import ToolCall
-from .widgets.transcript import Notice, ThinkingBlock, Transcript
+from .widgets.transcript import AssistantText, Notice, ThinkingBlock, Transcript
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
@@ -77,9 +78,12 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self._prompt_order = asyncio.Lock()
         self._queued: deque[Prompt] = deque()
         self.tool_records: dict[str, ToolRecord] = {}
-        self._tool_calls: dict[str, ToolCall] = {}
+        # Weak: a tool call pruned from the transcript is not kept alive here.
+        self._tool_calls: weakref.WeakValueDictionary[str, ToolCall] = weakref.WeakValueDictionary()
         self._turn: TurnRecord | None = None
         self._text_run: TextRun | None = None
+        # Finished answers still drawn by Markdown widgets, frozen at the next prompt.
+        self._unfrozen: list[AssistantText] = []
         self._thinking: ThinkingBlock | None = None
         self._last_interrupt = float("-inf")
         self._error_shown = False
@@ -133,10 +137,10 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.set_interval(TICK, self._tick)
         self.prompt_input.focus()
         self.transcript.add(Notice(self._welcome(), kind="welcome"))
+        # A resumed conversation is drawn first; a prompt given on the command line follows it.
+        self.call_later(self._replay_resumed)
         for problem in self._problems:
             self.say(problem, kind="error")
-        if self._initial_prompt:
-            self.submit_prompt(self._initial_prompt)
 
     def _welcome(self) -> str:
         lines = ["agent-tui — type a request and press Enter. /help lists the keys and commands."]
@@ -296,6 +300,11 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
             self.say("A turn is running: press Esc first, then /clear.", kind="error")
             return
         self.session.clear()
+        await self.clear_view()
+        self.say("Conversation cleared.")
+
+    async def clear_view(self) -> None:
+        """Empty the transcript, timeline and gauge (the engine's history is not touched)."""
         self.tool_records.clear()
         self._tool_calls.clear()
         await self.transcript.clear_entries()
@@ -304,7 +313,21 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         gauge.context_tokens = 0
         gauge.output_tokens = 0
         gauge.started_at = None
-        self.say("Conversation cleared.")
+
+    async def replay(self, events: list) -> None:
+        """Rebuild the view of a resumed session from its stored events, through the same
+        handlers live events take (never via the bus: the store would write them again)."""
+        await self.on_engine_events(EngineEvents(events, asyncio.Event()))
+
+    async def _replay_resumed(self) -> None:
+        from ..engine.store import replay_events
+
+        transcript = getattr(self.session, "transcript", None)
+        if transcript is not None and self.session.history:
+            await self.replay(replay_events(transcript))
+            self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
+        if self._initial_prompt:
+            self.submit_prompt(self._initial_prompt)
 
     def export_transcript(self, target: Path) -> Path | None:
         text = history_markdown(self.session.history, title=f"agent-tui session {self.session.session_id}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,13 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("cost", "Tokens used and time spent in this session"),
     SlashCommand("permissions", "Mode and rules; /permissions MODE sets the mode"),
     SlashCommand("theme", "Pick a theme; /theme NAME sets one"),
+    SlashCommand("compact", "Summarise the conversation to free context: /compact [instructions]"),
+    SlashCommand("context", "What fills the context window"),
+    SlashCommand("config", "Effective settings and where each came from"),
+    SlashCommand("memory", "Project memory files loaded (AGENTS.md, CLAUDE.md)"),
+    SlashCommand("mcp", "MCP servers, their state and tools"),
+    SlashCommand("resume", "List stored sessions; /resume N or ID continues one"),
+    SlashCommand("todos", "The agent's current plan"),
     SlashCommand("transcript", "The whole conversation, including pruned entries"),
     SlashCommand("export", "Write the conversation as Markdown: /export [FILE]"),
     SlashCommand("exit", "Quit agent-tui"),
@@ -115,17 +123,178 @@ async def _cost(app: AgentApp, arg: str) -> None:
 
 
 async def _permissions(app: AgentApp, arg: str) -> None:
+    """`/permissions` lists the rules by source, numbered; `/permissions remove N` drops one;
+    `/permissions MODE` sets the mode."""
     policy = app.session.policy
+    word, _, rest = arg.partition(" ")
+    if word == "remove":
+        entries = _numbered_rules(policy)
+        try:
+            entry = entries[int(rest) - 1]
+        except (ValueError, IndexError):
+            app.say(f"No rule number {rest!r}; /permissions lists them.", kind="error")
+            return
+        try:
+            policy.remove_rule(entry)
+        except (KeyError, OSError, ValueError) as exc:
+            app.say(f"Could not remove {entry.rule}: {exc}", kind="error")
+            return
+        where = f" and from {entry.path}" if getattr(entry, "path", None) else ""
+        app.say(f"Removed {entry.behavior} rule {entry.rule} ({entry.source}){where}.")
+        return
     if arg:
         if arg not in MODES:
             app.say(f"Unknown mode {arg!r}; one of: {', '.join(MODES)}", kind="error")
             return
         policy.mode = arg
         app.refresh_header()
-    lines = [f"Permission mode: {policy.mode} (Shift+Tab cycles default → acceptEdits → plan)"]
-    for label, rules in (("allow", policy.allow), ("ask", policy.ask), ("deny", policy.deny)):
-        lines.append(f"{label}: {', '.join(rules) if rules else '(none)'}")
-    app.say("\n".join(lines))
+    lines = [f"**Permission mode:** `{policy.mode}` (Shift+Tab cycles default → acceptEdits → plan)", ""]
+    entries = _numbered_rules(policy)
+    if not entries:
+        lines.append("No rules: read-only tools run, everything else asks.")
+    else:
+        lines += ["| # | rule | decision | source |", "| --- | --- | --- | --- |"]
+        for n, entry in enumerate(entries, 1):
+            lines.append(f"| {n} | `{entry.rule}` | {entry.behavior} | {entry.source} |")
+        lines += ["", "`/permissions remove N` removes a rule (also from its settings file)."]
+    await app.show_markdown("\n".join(lines))
+
+
+def _numbered_rules(policy: object) -> list:
+    grouped = policy.entries_by_source()  # type: ignore[attr-defined]
+    return [entry for entries in grouped.values() for entry in entries]
+
+
+async def _compact(app: AgentApp, arg: str) -> None:
+    if app.session.running:
+        app.say("A turn is running: press Esc first, or wait, then /compact.", kind="error")
+        return
+    # Progress and the result arrive as notice / compaction events on the bus.
+    await app.session.compact(arg)
+
+
+async def _context(app: AgentApp, arg: str) -> None:
+    breakdown = await app.session.context_breakdown()
+    window = breakdown.window
+    lines = [
+        f"**Context** · {breakdown.model} · {format_tokens(breakdown.total)} of {format_tokens(window)} used"
+        + ("" if breakdown.exact else " (estimated)"),
+        "",
+        "| part | tokens | share |",
+        "| --- | ---: | ---: |",
+    ]
+    for label, tokens in breakdown.rows():
+        share = tokens / window * 100 if window else 0.0
+        lines.append(f"| {label} | {tokens:,} | {share:.1f}% |")
+    state = "on" if breakdown.auto_compact else "off"
+    lines += ["", f"Auto-compact ({state}) at {format_tokens(breakdown.auto_compact_threshold)}."]
+    await app.show_markdown("\n".join(lines))
+
+
+async def _config(app: AgentApp, arg: str) -> None:
+    settings = app.session.options.settings
+    if settings is None or not hasattr(settings, "effective"):
+        app.say("No settings were loaded for this session.")
+        return
+    lines = ["| key | value | from |", "| --- | --- | --- |"]
+    for row in settings.effective():
+        value = json.dumps(row.value, ensure_ascii=False) if not isinstance(row.value, str) else row.value
+        lines.append(f"| `{row.key}` | {_cell(value)} | {row.source} |")
+    for problem in getattr(settings, "problems", []):
+        lines.append(f"\n**Problem:** {problem}")
+    await app.show_markdown("\n".join(lines))
+
+
+async def _memory(app: AgentApp, arg: str) -> None:
+    memory = app.session.reload_memory() if arg == "reload" else app.session.memory
+    files = list(memory.files)
+    if not files:
+        app.say("No memory files found (AGENTS.md, CLAUDE.md or .agent-tui/AGENTS.md from the repository root "
+                "down to here, or AGENTS.md in the user config folder).")
+        return
+    lines = ["| file | scope | size |", "| --- | --- | ---: |"]
+    for f in files:
+        via = f" (imported by {f.imported_from.name})" if f.imported_from else ""
+        cut = " (truncated)" if f.truncated else ""
+        lines.append(f"| `{_short_path(f.path, app.session.cwd)}`{via} | {f.scope} | {len(f.content):,} chars{cut} |")
+    for problem in getattr(memory, "problems", []):
+        lines.append(f"\n**Problem:** {problem}")
+    lines.append("\n`/memory reload` reads them again.")
+    await app.show_markdown("\n".join(lines))
+
+
+async def _mcp(app: AgentApp, arg: str) -> None:
+    manager = getattr(app.session, "mcp", None)
+    if manager is None:
+        app.say("No MCP servers configured (mcpServers in settings, or --mcp-config).")
+        return
+    lines = []
+    for server in manager.servers():
+        lines.append(f"**{server.name}** · {server.state} · {server.transport} `{_cell(server.target)}`")
+        if server.error:
+            lines.append(f"> {server.error.splitlines()[0] if server.error else ''}")
+        for tool in server.tools:
+            flag = " (read-only)" if tool.read_only else ""
+            lines.append(f"- `mcp__{server.name}__{tool.name}`{flag} — {_cell(tool.description or '')[:100]}")
+        lines.append("")
+    await app.show_markdown("\n".join(lines))
+
+
+async def _resume(app: AgentApp, arg: str) -> None:
+    from ..engine.store import SessionNotFound, list_sessions, replay_events
+
+    if app.session.running:
+        app.say("A turn is running: press Esc first, then /resume.", kind="error")
+        return
+    sessions = [s for s in list_sessions(app.session.cwd) if s.session_id != app.session.session_id]
+    if not arg:
+        if not sessions:
+            app.say("No other stored sessions for this directory.")
+            return
+        lines = ["| # | when | prompts | first prompt | id |", "| ---: | --- | ---: | --- | --- |"]
+        for n, info in enumerate(sessions[:20], 1):
+            when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+            lines.append(f"| {n} | {when} | {info.turn_count} | {_cell(info.first_prompt)[:60]} | "
+                         f"`{info.session_id[:8]}` |")
+        lines.append("\n`/resume N` (or an id prefix) continues that session.")
+        await app.show_markdown("\n".join(lines))
+        return
+    target = arg
+    if arg.isdigit() and 0 < int(arg) <= len(sessions):
+        target = sessions[int(arg) - 1].session_id
+    try:
+        transcript = app.session.resume(target)
+    except SessionNotFound:
+        app.say(f"No stored session matches {arg!r}; /resume lists them.", kind="error")
+        return
+    await app.clear_view()
+    await app.replay(replay_events(transcript))
+    app.refresh_header()
+    app.say(f"Resumed session {app.session.session_id[:8]} ({len(app.session.history)} messages).")
+
+
+async def _todos(app: AgentApp, arg: str) -> None:
+    todos = app.session.todos
+    if not todos:
+        app.say("No plan yet: the agent writes one with TodoWrite for multi-step work.")
+        return
+    marks = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
+    await app.show_markdown("\n".join(f"- {marks.get(t.get('status'), '☐')} {t.get('content', '')}" for t in todos))
+
+
+def _short_path(path: Path, cwd: Path) -> str:
+    """A path relative to the working directory, or to the home folder, when it is inside one."""
+    for base, prefix in ((cwd, ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(Path(path).relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 async def _theme(app: AgentApp, arg: str) -> None:
@@ -163,6 +332,13 @@ _HANDLERS: dict[str, Callable[[AgentApp, str], Awaitable[None]]] = {
     "cost": _cost,
     "permissions": _permissions,
     "theme": _theme,
+    "compact": _compact,
+    "context": _context,
+    "config": _config,
+    "memory": _memory,
+    "mcp": _mcp,
+    "resume": _resume,
+    "todos": _todos,
     "transcript": _transcript,
     "export": _export,
     "exit": _exit,

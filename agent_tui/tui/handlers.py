@@ -7,6 +7,7 @@ and turns are stamped with the app's clock as events arrive.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -16,9 +17,9 @@ from ..engine.session import Session
 from .bridge import EngineEvents
 from .mentions import Prompt
 from .state import AWAITING, RUNNING, ToolRecord, TurnRecord, display_summary
-from .streaming import TextRun
+from .streaming import TextRun, freeze
 from .widgets.tool_call import ToolCall
-from .widgets.transcript import Notice, ThinkingBlock, UserPrompt
+from .widgets.transcript import AssistantText, Notice, ThinkingBlock, UserPrompt
 
 if TYPE_CHECKING:
     from .widgets.gauge import Gauge
@@ -36,9 +37,10 @@ class EngineEventsMixin:
     permission: PermissionPrompt
     tool_records: dict[str, ToolRecord]
     _queued: deque[Prompt]
-    _tool_calls: dict[str, ToolCall]
+    _tool_calls: weakref.WeakValueDictionary[str, ToolCall]
     _turn: TurnRecord | None
     _text_run: TextRun | None
+    _unfrozen: list[AssistantText]
     _thinking: ThinkingBlock | None
     _error_shown: bool
     _interrupt_shown: bool
@@ -72,6 +74,8 @@ class EngineEventsMixin:
         self.gauge.start()
         transcript = self.transcript
         transcript.follow()
+        await freeze(transcript, self._unfrozen)
+        self._unfrozen.clear()
         await transcript.add(UserPrompt(prompt.text, prompt.attachment_labels))
 
     async def _on_request_started(self, event: ev.RequestStarted) -> None:
@@ -126,6 +130,8 @@ class EngineEventsMixin:
             turn=self._turn,
             parent_tool_use_id=event.parent_tool_use_id,
         )
+        if record.tool_use_id in self.tool_records:
+            record.key = f"{record.tool_use_id}-{len(self.tool_records)}"
         self.tool_records[record.tool_use_id] = record
         if self._turn is not None:
             self._turn.tools.append(record.tool_use_id)
@@ -257,8 +263,8 @@ class EngineEventsMixin:
 
     async def _end_text_run(self) -> None:
         run, self._text_run = self._text_run, None
-        if run is not None:
-            await run.finish()
+        if run is not None and (widget := await run.finish()) is not None:
+            self._unfrozen.append(widget)
 
     async def _show_interrupted(self) -> None:
         if not self._interrupt_shown:

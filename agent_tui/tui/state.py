@@ -69,6 +69,11 @@ class ToolRecord:
     preview: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     is_error: bool = False
+    # Names the record's widgets; differs from tool_use_id only if a server repeats an id.
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.key = self.key or self.tool_use_id
 
     @property
     def finished(self) -> bool:

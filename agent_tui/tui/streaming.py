@@ -6,8 +6,9 @@ boundaries (`segments.py`).  The segment being written lives in an
 worker, which coalesces whatever arrives while the widget is busy and is
 stopped in a `finally`.  A segment the stream has moved past is frozen into
 one `FrozenMarkdown` widget; segments that arrive whole in one batch (a fast
-server) go straight to frozen widgets.  So the widget count of an answer, and
-the work per frame, stay bounded however long the answer is.
+server) go straight to frozen widgets; the last segment is frozen when the
+next prompt starts.  So the widget count of an answer, and the work per
+frame, stay bounded however long the answer or the session is.
 """
 
 from __future__ import annotations
@@ -68,12 +69,15 @@ class TextRun:
             self._live.parts.append(tail)
             self._live.chunks.put_nowait(tail)
 
-    async def finish(self) -> None:
-        """End the run once the live segment has written its last line."""
+    async def finish(self) -> AssistantText | None:
+        """End the run once the live segment has written its last line; that widget."""
         live, self._live = self._live, None
-        if live is not None:
-            await live.stop()
-            self._transcript.protected.discard(live.widget)
+        if live is None:
+            return None
+        await live.stop()
+        self._transcript.protected.discard(live.widget)
+        return live.widget
+
 
     def _classes(self) -> str:
         first = not self._started
@@ -103,3 +107,11 @@ class TextRun:
             await live.widget.remove()
         elif widgets:
             await self._transcript.add(*widgets)
+
+
+async def freeze(transcript: Transcript, widgets: list[AssistantText]) -> None:
+    """Swap finished answers for single-widget copies (a long session keeps few widgets)."""
+    for widget in widgets:
+        if widget.is_attached and widget.source.strip():
+            await transcript.add(FrozenMarkdown(widget.source, classes=" ".join(widget.classes)), before=widget)
+            await widget.remove()

@@ -1,6 +1,7 @@
 """TUI benchmark (not a timed test): `python -m tests.tui.bench`.
 
-Prints, against the loopback Messages-API server:
+Prints, against the loopback Messages-API server (in its own process, so its
+bookkeeping does not count against the app's memory):
 - time to first paint (process start to the first frame, headless);
 - a 330 KB Markdown answer streamed as fast as the server sends it: time until
   its last line is on screen, CPU seconds and peak RSS of the process;
@@ -14,12 +15,15 @@ import time
 STARTED = time.perf_counter()
 
 import asyncio  # noqa: E402
+import contextlib  # noqa: E402
+import json  # noqa: E402
 import random  # noqa: E402
 import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 TARGETS = {"first paint": "≤ 0.5 s", "last line": "≤ 1.5 s", "cpu": "≤ 2 CPU s", "rss": "≤ 150 MB"}
@@ -81,32 +85,49 @@ def first_paint() -> float:
     return statistics.median(runs)
 
 
-async def big_answer(cwd: Path) -> tuple[float, float, float]:
-    from tests.loopback import LoopbackServer, reply, text
+@contextlib.contextmanager
+def loopback(specs: list[dict], folder: Path) -> Iterator[str]:
+    """`python -m tests.loopback` serving `specs` in a cycle; its URL."""
+    script = folder / "script.json"
+    script.write_text(json.dumps(specs))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.loopback", "--port", "0", "--cycle", "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
-    with LoopbackServer() as srv:
-        srv.push(reply(text(big_markdown()), chunk=16))
-        app = _app(srv.url, cwd)
+
+async def big_answer(cwd: Path) -> tuple[float, float, float]:
+    with loopback([{"kind": "reply", "blocks": [{"text": big_markdown()}], "chunk": 16}], cwd) as url:
+        app = _app(url, cwd)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             cpu0, t0 = time.process_time(), time.monotonic()
             app.submit_prompt("write a very long answer")
+            while app.gauge.finished_at is None:
+                await asyncio.sleep(0.005)
+            await pilot.pause()
             while "THE-LAST-LINE" not in _screen(app):
-                await asyncio.sleep(0.01)
+                await pilot.pause(0.01)
             return time.monotonic() - t0, time.process_time() - cpu0, _rss_mb()
 
 
 async def long_session(cwd: Path, turns: int = 300) -> tuple[float, float]:
-    from tests.loopback import LoopbackServer, reply, text, tool_use
+    from agent_tui.tools.registry import default_tools
 
     answer = "A short answer with a list:\n\n- one\n- two\n\nand some `code`.\n"
-    with LoopbackServer() as srv:
-        srv.handler = lambda body, i: (
-            reply(tool_use("Glob", {"pattern": "*.nothing"})) if i % 2 == 0 else reply(text(answer))
-        )
-        from agent_tui.tools.registry import default_tools
-
-        app = _app(srv.url, cwd)
+    specs = [
+        {"kind": "reply", "blocks": [{"tool_use": {"name": "Glob", "input": {"pattern": "*.nothing"}}}]},
+        {"kind": "reply", "blocks": [{"text": answer}]},
+    ]
+    with loopback(specs, cwd) as url:
+        app = _app(url, cwd)
         app.session.tools = default_tools()
         async with app.run_test(size=(120, 40)) as pilot:
             for n in range(turns):

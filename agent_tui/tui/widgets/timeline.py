@@ -30,7 +30,7 @@ from ..state import (
 )
 
 BAR_WIDTH = 10
-MAX_ROWS = 400
+MAX_ROWS = 200
 SPINNER = "◐◓◑◒"
 
 Clock = Callable[[], float]
@@ -100,7 +100,7 @@ class TurnRow(Widget):
 
 class ToolRow(Widget):
     def __init__(self, record: ToolRecord, timeline: Timeline) -> None:
-        super().__init__(id=dom_id("timeline", record.tool_use_id), classes="tool-row")
+        super().__init__(id=dom_id("timeline", record.key), classes="tool-row")
         self.record = record
         self._timeline = timeline
 

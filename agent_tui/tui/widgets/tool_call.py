@@ -85,7 +85,7 @@ class ToolSummary(Static):
 
 class ToolCall(Vertical):
     def __init__(self, record: ToolRecord) -> None:
-        super().__init__(id=dom_id("tool", record.tool_use_id), classes="tool-call")
+        super().__init__(id=dom_id("tool", record.key), classes="tool-call")
         self.record = record
         self.expanded = False
         self._body: Static | None = None

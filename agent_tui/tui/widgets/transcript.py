@@ -17,9 +17,12 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
-# Virtual height (lines) at which pruning starts, and the height it prunes down to.
+# Virtual height (lines) at which pruning starts, and the height it prunes down to;
+# likewise for the number of entries.
 PRUNE_HIGH = 3000
 PRUNE_LOW = 1500
+MAX_ENTRIES = 240
+KEEP_ENTRIES = 160
 # The latest entries always stay, whatever their height.
 KEEP_LAST = 6
 
@@ -102,7 +105,8 @@ class Transcript(VerticalScroll, can_focus=True):
     async def _prune(self) -> None:
         self._prune_pending = False
         height = self.virtual_size.height
-        if height <= PRUNE_HIGH:
+        count = len(self.children) - 1
+        if height <= PRUNE_HIGH and count <= MAX_ENTRIES:
             return
         note = self.query_one("#pruned-note", Static)
         doomed: list[Widget] = []
@@ -111,7 +115,9 @@ class Transcript(VerticalScroll, can_focus=True):
         for child in entries[:-KEEP_LAST]:
             child_height = child.outer_size.height
             # Stop at anything still being written or not laid out yet (its height is unknown).
-            if child in self.protected or child_height == 0 or height - removed <= PRUNE_LOW:
+            if child in self.protected or child_height == 0:
+                break
+            if height - removed <= PRUNE_LOW and count - len(doomed) <= KEEP_ENTRIES:
                 break
             removed += child_height
             doomed.append(child)

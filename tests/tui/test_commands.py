@@ -1,0 +1,120 @@
+"""Slash commands backed by the later engine features: /permissions, /context, /compact,
+/config, /memory, /mcp, /todos and /resume (with the transcript replayed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_tui.config import Settings
+from agent_tui.engine import events as ev
+from agent_tui.engine.messages import check_history
+from agent_tui.engine.model import AnthropicModel
+from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.session import Session, SessionOptions
+from agent_tui.tools.registry import default_tools
+from agent_tui.tui.app import AgentApp
+from tests.loopback import reply, text, tool_use
+
+from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
+
+
+def persistent_app(api, cwd: Path, session_id: str, **options) -> tuple[AgentApp, list[ev.Event]]:
+    session = Session(
+        model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test"),
+        tools=default_tools(),
+        cwd=cwd,
+        policy=PermissionPolicy(mode="default", cwd=cwd),
+        session_id=session_id,
+        options=SessionOptions(persist=True, **options),
+    )
+    recorded: list[ev.Event] = []
+    session.bus.add_listener(recorded.append)
+    return AgentApp(session), recorded
+
+
+async def command(pilot, text_: str) -> None:
+    await type_prompt(pilot, text_)
+    await pilot.pause(0.1)
+
+
+async def test_permissions_lists_rules_by_source_and_removes_one(api, tmp_path):
+    app, _ = make_app(api, tmp_path, allow=["Bash(npm test:*)", "Read"])
+    async with app.run_test(size=(110, 30)) as pilot:
+        await command(pilot, "/permissions")
+        await wait_until(pilot, lambda: "Bash(npm test:*)" in screen_text(app))
+        shown = screen_text(app)
+        assert "allow" in shown and "cli" in shown
+        await command(pilot, "/permissions remove 1")
+        await wait_until(pilot, lambda: "Removed allow rule Bash(npm test:*)" in screen_text(app))
+        assert app.session.policy.allow == ["Read"]
+
+
+async def test_context_shows_what_fills_the_window(api, tmp_path):
+    api.push(reply("hello"))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 34)) as pilot:
+        await type_prompt(pilot, "hi")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        await command(pilot, "/context")
+        await wait_until(pilot, lambda: "System prompt" in screen_text(app) or "system prompt" in screen_text(app))
+        shown = screen_text(app)
+        assert "Context" in shown and "Free" in shown or "free" in shown
+
+
+async def test_compact_summarises_the_conversation(api, tmp_path):
+    api.push(reply("first answer"), reply("<summary>We greeted each other.</summary>"))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "hello there")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        await command(pilot, "/compact keep it short")
+        await wait_until(pilot, lambda: any(isinstance(e, ev.Compaction) for e in recorded))
+    summary_request = api.requests[1].body
+    assert "keep it short" in summary_request["messages"][-1]["content"][-1]["text"]
+    assert check_history(app.session.history) == []
+
+
+async def test_config_memory_mcp_and_todos_answer(api, tmp_path):
+    (tmp_path / "AGENTS.md").write_text("Always use tabs.\n")
+    app, _ = make_app(api, tmp_path)
+    app.session.options.settings = Settings(model="claude-sonnet-4-6", sources={"model": "project"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await command(pilot, "/memory")
+        await wait_until(pilot, lambda: "AGENTS.md" in screen_text(app) and "17 chars" in screen_text(app))
+        await command(pilot, "/mcp")
+        await wait_until(pilot, lambda: "No MCP servers configured" in screen_text(app))
+        await command(pilot, "/todos")
+        await wait_until(pilot, lambda: "No plan yet" in screen_text(app))
+        await command(pilot, "/config")
+        await wait_until(pilot, lambda: "claude-sonnet-4-6" in screen_text(app))
+
+
+async def test_resume_replays_a_stored_session_and_continues_it(api, tmp_path):
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    api.push(reply(text("Reading the notes."), tool_use("Read", {"file_path": str(tmp_path / "notes.txt")})),
+             reply("The notes say alpha."))
+    first, recorded = persistent_app(api, tmp_path, "11111111-0000-4000-8000-000000000001")
+    async with first.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "what do the notes say")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, first)
+    original_history = first.session.history
+
+    api.push(reply("Still alpha."))
+    second, recorded = persistent_app(api, tmp_path, "22222222-0000-4000-8000-000000000002")
+    async with second.run_test(size=(110, 30)) as pilot:
+        await command(pilot, "/resume")
+        await wait_until(pilot, lambda: "11111111" in screen_text(second))
+        await command(pilot, "/resume 1")
+        await wait_until(pilot, lambda: "Resumed session 11111111" in screen_text(second))
+        shown = screen_text(second)
+        assert "The notes say alpha." in shown and "Read" in shown
+        await type_prompt(pilot, "and now?")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, second)
+    body = api.requests[-1].body
+    assert body["messages"][:-1] == original_history
+    assert body["messages"][-1]["content"][-1]["text"] == "and now?"
+    assert check_history(body["messages"]) == []
