@@ -20,28 +20,10 @@ if TYPE_CHECKING:
 
 
 def split_tool_rules(values: list[str] | None) -> list[str]:
-    """`--allowedTools "Read,Bash(git log:*)" Edit` -> ["Read", "Bash(git log:*)", "Edit"].
+    """`--allowedTools "Read,Bash(git log:*)" Edit` -> ["Read", "Bash(git log:*)", "Edit"]."""
+    from .engine.permission_rules import split_rules
 
-    Commas and spaces separate rules, except inside parentheses.
-    """
-    rules: list[str] = []
-    for value in values or []:
-        depth = 0
-        current = ""
-        for ch in value:
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth = max(0, depth - 1)
-            if ch in ", " and depth == 0:
-                if current.strip():
-                    rules.append(current.strip())
-                current = ""
-            else:
-                current += ch
-        if current.strip():
-            rules.append(current.strip())
-    return rules
+    return [rule for value in values or [] for rule in split_rules(value)]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import events as ev
+from .aborting import race_abort
 from .context import (
     CHARS_PER_TOKEN,
     PipelineEnv,
@@ -170,20 +171,7 @@ def _extract_summary(text: str) -> str:
 
 async def _race(awaitable: Any, abort: asyncio.Event) -> Any:
     """Await `awaitable` unless the user aborts first (then raise CompactionInterrupted)."""
-    task = asyncio.ensure_future(awaitable)
-    waiter = asyncio.ensure_future(abort.wait())
-    try:
-        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        task.cancel()
-        waiter.cancel()
-        raise
-    if task in done:
-        waiter.cancel()
-        return task.result()
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    raise CompactionInterrupted
+    return await race_abort(awaitable, abort, CompactionInterrupted())
 
 
 async def _summarize(env: PipelineEnv, request: ModelRequest) -> MessageStop:

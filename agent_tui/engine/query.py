@@ -35,6 +35,7 @@ from . import events as ev
 from .budget import BudgetTracking, check_token_budget
 from .compaction import CompactionFailed, CompactionInterrupted, compact_conversation
 from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
+from .aborting import race_abort
 from .executor import ExecutorOptions, StreamingToolExecutor
 from .hooks import HookOutcome, HookRunner
 from .messages import (
@@ -535,26 +536,7 @@ def _completed(params: QueryParams, message: Message) -> None:
 
 async def _race_abort(awaitable: Any, abort: asyncio.Event) -> Any:
     """Await `awaitable` unless the user aborts first (then raise `_Aborted`)."""
-    task = asyncio.ensure_future(awaitable)
-    if abort.is_set():
-        task.cancel()
-        raise _Aborted(None)
-    waiter = asyncio.ensure_future(abort.wait())
-    try:
-        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        task.cancel()
-        waiter.cancel()
-        raise
-    if task in done:
-        waiter.cancel()
-        return task.result()
-    task.cancel()
-    try:
-        await task
-    except (asyncio.CancelledError, Exception):
-        pass
-    raise _Aborted(None)
+    return await race_abort(awaitable, abort, _Aborted(None))
 
 
 async def _stream_with_retries(
