@@ -210,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
             settings=settings,
             mcp_servers=mcp_servers,
             persist=True,
+            # A one-shot print run ends before a watcher would pay off.
+            watch_files=not args.print_mode,
         ),
     )
     if args.continue_session or args.resume is not None:

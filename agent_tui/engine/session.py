@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.base import Tool, ToolContext
+from ..tools.file_state import ReadStateWatcher
 from . import events as ev
 from .bus import EventBus
 from .compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
@@ -70,6 +71,9 @@ class SessionOptions:
     persist: bool = False
     # Put the memory files (AGENTS.md, CLAUDE.md) in the system prompt.
     load_memory: bool = True
+    # Keep the read-state cache fresh with a file watcher on the working directory
+    # (the front ends turn it on; they close the session, which stops it).
+    watch_files: bool = False
     # None: `settings.fallback_model`.
     fallback_model: str | None = None
     # --max-budget-tokens: output tokens one prompt may spend.
@@ -146,6 +150,7 @@ class Session:
             memory=self.memory.block(),
         )
         self.tool_state: dict[str, Any] = {}
+        self._watcher: ReadStateWatcher | None = None
         self.permission_denials: list[PermissionDenial] = []
         self.usage_totals: dict[str, int] = {}
         self.turns = 0
@@ -468,8 +473,18 @@ class Session:
                 self.bus.publish(ev.Notice(kind="error", message=f"MCP server {status.name} failed: {status.error}"))
         return statuses
 
+    async def _start_watcher(self) -> None:
+        """Files the model read are marked stale when they change on disk (Edit/Write then refuse)."""
+        if self._watcher is not None or not self.options.watch_files:
+            return
+        self._watcher = ReadStateWatcher(self.tool_state, self.cwd, debounce_ms=50)
+        await self._watcher.start()
+
     async def aclose(self) -> None:
-        """Release the model client's connections and stop the MCP servers."""
+        """Release the model client's connections, stop the file watcher and the MCP servers."""
+        if self._watcher is not None:
+            await self._watcher.stop()
+            self._watcher = None
         if self._mcp_start is not None and not self._mcp_start.done():
             self._mcp_start.cancel()
             await asyncio.gather(self._mcp_start, return_exceptions=True)
@@ -498,6 +513,7 @@ class Session:
         """Run one prompt to its end.  Prompts submitted while one runs wait their turn."""
         await self.start_mcp()
         self.start()
+        await self._start_watcher()
         queued = self._lock.locked()
         async with self._lock:
             return await self._run(prompt, queued)
