@@ -150,7 +150,7 @@ class ModelError(Exception):
 
 class ModelClient(Protocol):
     name: str
-    # A short label for the header, e.g. "claude-sonnet-4-5" or "demo (offline)".
+    # A short label for the header, e.g. "claude-sonnet-4-6" or "demo (offline)".
     label: str
     offline: bool
 

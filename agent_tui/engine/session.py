@@ -304,6 +304,11 @@ class Session:
         )
 
     @property
+    def auto_compact_threshold(self) -> int:
+        """Context tokens at which the next request autocompacts (what the gauge marks)."""
+        return self.compaction_settings.auto_compact_threshold(self.context_window, self.options.max_tokens)
+
+    @property
     def fallback_model(self) -> str | None:
         return self.options.fallback_model or getattr(self.options.settings, "fallback_model", None)
 

@@ -127,7 +127,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.refresh_header()
         gauge = self.gauge
         gauge.context_window = self.session.context_window
-        gauge.threshold = _auto_compact_threshold(self.session.context_window, self.session.options.max_tokens)
+        gauge.threshold = self.session.auto_compact_threshold
         self.permission.display = False
         self.queued_view.display = False
         if self.size.width < NARROW:
@@ -147,7 +147,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if getattr(self.session.model, "offline", False):
             lines.append(
                 "No API key is set, so the offline demo model answers: try “list files”, "
-                "“read README.md”, “search for TODO” or “run ls”. Set ANTHROPIC_API_KEY to talk to Claude."
+                "“read README.md”, “search for import” or “run ls”. Set ANTHROPIC_API_KEY to talk to Claude."
             )
         return "\n".join(lines)
 
@@ -338,11 +338,6 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
             self.say(f"Could not write {target}: {exc}", kind="error")
             return None
         return target
-
-
-def _auto_compact_threshold(window: int, max_output: int) -> int:
-    """The engine's rule (DESIGN §7), for the gauge before the first usage event arrives."""
-    return window - min(max_output, 20_000) - 13_000
 
 
 def run_tui(

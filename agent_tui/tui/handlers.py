@@ -7,6 +7,7 @@ and turns are stamped with the app's clock as events arrive.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -20,6 +21,9 @@ from .state import AWAITING, RUNNING, ToolRecord, TurnRecord, display_summary
 from .streaming import TextRun, freeze
 from .widgets.tool_call import ToolCall
 from .widgets.transcript import AssistantText, Notice, ThinkingBlock, UserPrompt
+
+# Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
+_REPEATS = itertools.count(2)
 
 if TYPE_CHECKING:
     from .widgets.gauge import Gauge
@@ -131,7 +135,7 @@ class EngineEventsMixin:
             parent_tool_use_id=event.parent_tool_use_id,
         )
         if record.tool_use_id in self.tool_records:
-            record.key = f"{record.tool_use_id}-{len(self.tool_records)}"
+            record.key = f"{record.tool_use_id}-{next(_REPEATS)}"
         self.tool_records[record.tool_use_id] = record
         if self._turn is not None:
             self._turn.tools.append(record.tool_use_id)

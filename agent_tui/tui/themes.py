@@ -11,13 +11,16 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 from collections.abc import Iterable
+from importlib import resources
 from pathlib import Path
 
-from platformdirs import user_config_dir
 from textual.theme import Theme
 
+from ..config import config_dir
+
 DEFAULT_THEME = "agent-dark"
-BUILTIN_DIR = Path(__file__).resolve().parents[2] / "themes"
+# The repository's top-level `themes/` folder, installed as the package `agent_tui.themes`.
+BUILTIN_DIR = Path(str(resources.files("agent_tui.themes")))
 
 _FIELDS = {f.name for f in dataclasses.fields(Theme)}
 
@@ -27,7 +30,7 @@ class ThemeFileError(ValueError):
 
 
 def theme_dirs() -> list[Path]:
-    return [BUILTIN_DIR, Path(user_config_dir("agent-tui")) / "themes"]
+    return [BUILTIN_DIR, config_dir() / "themes"]
 
 
 def load_theme(path: Path) -> Theme:

@@ -38,7 +38,7 @@ def make_app(
         cwd=cwd,
     )
     session = Session(
-        model=AnthropicModel("claude-sonnet-4-5", base_url=api.url, api_key="test"),
+        model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test"),
         tools=default_tools(),
         cwd=cwd,
         policy=policy,

@@ -1,4 +1,4 @@
-"""TUI benchmark (not a timed test): `python -m tests.tui.bench`.
+"""TUI benchmark (not a timed test): `python -m tests.bench.bench_tui`.
 
 Prints, against the loopback Messages-API server (in its own process, so its
 bookkeeping does not count against the app's memory):
@@ -60,7 +60,7 @@ def _app(url: str, cwd: Path):
     from agent_tui.engine.session import Session
     from agent_tui.tui.app import AgentApp
 
-    session = Session(model=AnthropicModel("claude-sonnet-4-5", base_url=url, api_key="bench"), tools=[], cwd=cwd)
+    session = Session(model=AnthropicModel("claude-sonnet-4-6", base_url=url, api_key="bench"), tools=[], cwd=cwd)
     return AgentApp(session)
 
 
