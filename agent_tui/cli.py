@@ -121,24 +121,6 @@ def describe_sessions(sessions: list[SessionInfo], limit: int = 20) -> str:
     return "\n".join(lines)
 
 
-def choose_session(sessions: list[SessionInfo]) -> str | None:
-    """Ask on the terminal which stored session to resume (before the full-screen app starts)."""
-    print("Conversations in this directory, most recent first:\n", file=sys.stderr)
-    print(describe_sessions(sessions), file=sys.stderr)
-    shown = min(len(sessions), 20)
-    while True:
-        try:
-            answer = input(f"\nResume which one? [1-{shown}, Enter for 1, q to quit] ").strip()
-        except EOFError:
-            return None
-        if answer.lower() in ("q", "quit"):
-            return None
-        if not answer:
-            return sessions[0].session_id
-        if answer.isdigit() and 1 <= int(answer) <= shown:
-            return sessions[int(answer) - 1].session_id
-
-
 def resume_session(session: Session, args: argparse.Namespace) -> int | None:
     """Load the conversation `-c` / `-r` asks for into `session`; an exit status on failure."""
     from .engine.store import SessionNotFound, list_sessions
@@ -153,9 +135,8 @@ def resume_session(session: Session, args: argparse.Namespace) -> int | None:
             print("agent-tui: --resume needs a session id here; recent conversations:\n"
                   + describe_sessions(sessions), file=sys.stderr)
             return 2
-        session_id = choose_session(sessions)
-        if session_id is None:
-            return 0
+        # The app opens on its session picker (/resume).
+        return None
     try:
         transcript = session.resume(session_id)
     except SessionNotFound as exc:
@@ -234,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from .tui.app import run_tui
 
-    return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None)
+    return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
+                   pick_session=args.resume == "")
 
 
 if __name__ == "__main__":

@@ -66,9 +66,12 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         initial_prompt: str | None = None,
         theme: str | None = None,
         keymap: dict[str, str] | None = None,
+        pick_session: bool = False,
     ) -> None:
         super().__init__()
         self.session = session
+        # `agent-tui -r` with no id: the app opens on the list of stored sessions.
+        self._pick_session = pick_session
         # Every time the UI shows comes from this clock (tests freeze or step it).
         self.clock: Callable[[], float] = time.monotonic
         self.started_at = self.clock()
@@ -326,6 +329,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if transcript is not None and self.session.history:
             await self.replay(replay_events(transcript))
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
+        if self._pick_session:
+            await run_slash(self, "resume", "")
         if self._initial_prompt:
             self.submit_prompt(self._initial_prompt)
 
@@ -346,9 +351,10 @@ def run_tui(
     initial_prompt: str | None = None,
     theme: str | None = None,
     keymap: dict[str, str] | None = None,
+    pick_session: bool = False,
 ) -> int:
     """Run the full-screen app until the person quits; the exit code."""
-    app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap)
+    app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session)
     result = app.run()
     if app.return_code:
         return app.return_code

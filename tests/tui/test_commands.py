@@ -139,3 +139,20 @@ async def test_resume_replays_a_stored_session_and_continues_it(api, tmp_path):
     from agent_tui.engine.messages import normalize_for_api
 
     assert body["messages"] == normalize_for_api(expected)
+
+
+async def test_resume_without_an_id_opens_on_the_session_list(api, tmp_path):
+    api.push(reply("stored answer"))
+    first, recorded = persistent_app(api, tmp_path, "33333333-0000-4000-8000-000000000003")
+    async with first.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "remember this")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, first)
+
+    session = Session(
+        model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test"),
+        tools=default_tools(), cwd=tmp_path, options=SessionOptions(persist=True),
+    )
+    picker = AgentApp(session, pick_session=True)
+    async with picker.run_test(size=(110, 30)) as pilot:
+        await wait_until(pilot, lambda: "33333333" in screen_text(picker) and "/resume N" in screen_text(picker))
