@@ -103,6 +103,17 @@ class BaseTool:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 
+class ReadOnlyTool(BaseTool):
+    """A tool that never changes anything: allowed inside the working directories
+    and run in parallel with other safe tools."""
+
+    def is_read_only(self, input: dict[str, Any]) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
+        return True
+
+
 def one_line(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

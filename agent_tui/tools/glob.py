@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
 from agent_tui.tools.grep import find_rg, run_rg, sort_by_mtime
 
 MAX_RESULTS = 100
@@ -27,7 +27,7 @@ grepping, use the Agent tool instead.
 multiple searches in parallel if they are potentially useful."""
 
 
-class GlobTool(BaseTool):
+class GlobTool(ReadOnlyTool):
     name = "Glob"
     description = DESCRIPTION
     input_schema: dict[str, Any] = {
@@ -43,12 +43,6 @@ class GlobTool(BaseTool):
         "required": ["pattern"],
         "additionalProperties": False,
     }
-
-    def is_read_only(self, input: dict[str, Any]) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
-        return True
 
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         if not input["pattern"].strip():

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
 
 # Enough for any sane search; a runaway pattern is stopped rather than buffered without end.
 MAX_OUTPUT_BYTES = 20_000_000
@@ -124,7 +124,7 @@ def sort_by_mtime(paths: list[str]) -> list[str]:
     return sorted(paths, key=lambda p: (-mtime(p), p))
 
 
-class GrepTool(BaseTool):
+class GrepTool(ReadOnlyTool):
     name = "Grep"
     description = DESCRIPTION
     input_schema: dict[str, Any] = {
@@ -184,12 +184,6 @@ class GrepTool(BaseTool):
         "required": ["pattern"],
         "additionalProperties": False,
     }
-
-    def is_read_only(self, input: dict[str, Any]) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
-        return True
 
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         if "path" in input and not resolve_path(input["path"], ctx.cwd).exists():

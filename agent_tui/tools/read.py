@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
 from agent_tui.tools.file_state import record_read
 
 DEFAULT_LIMIT = 2000
@@ -43,7 +43,7 @@ class _Window:
     truncated_lines: int
 
 
-class ReadTool(BaseTool):
+class ReadTool(ReadOnlyTool):
     name = "Read"
     description = DESCRIPTION
     input_schema: dict[str, Any] = {
@@ -63,12 +63,6 @@ class ReadTool(BaseTool):
         "required": ["file_path"],
         "additionalProperties": False,
     }
-
-    def is_read_only(self, input: dict[str, Any]) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
-        return True
 
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         if input.get("offset", 1) < 0:
