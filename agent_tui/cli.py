@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     session = Session(
         model=choose_model(settings, args.offline),
-        tools=default_tools(),
+        tools=default_tools(cwd),
         cwd=cwd,
         policy=policy,
         options=SessionOptions(

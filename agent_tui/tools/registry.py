@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import Tool
@@ -16,16 +17,19 @@ from agent_tui.tools.todo import TodoWriteTool
 from agent_tui.tools.write import WriteTool
 
 
-def default_tools() -> list[Tool]:
-    """Fresh instances of every built-in tool (the Session attaches itself to Agent)."""
+def default_tools(cwd: Path | None = None) -> list[Tool]:
+    """Fresh instances of every built-in tool (the Session attaches itself to Agent).
+
+    `cwd` is the session's working directory: file tools show paths relative to it.
+    """
     return [
         ReadTool(),
         GlobTool(),
         GrepTool(),
         BashTool(),
-        EditTool(),
-        MultiEditTool(),
-        WriteTool(),
+        EditTool(cwd=cwd),
+        MultiEditTool(cwd=cwd),
+        WriteTool(cwd=cwd),
         TodoWriteTool(),
         AgentTool(),
     ]
