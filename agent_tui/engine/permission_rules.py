@@ -30,6 +30,7 @@ from typing import Any
 from ..tools.bash_classify import is_read_only_part, read_paths
 from ..tools.bash_danger import INTERPRETERS
 from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, unwrap, unwrap_steps
+from ..tools.globs import glob_to_regex
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "NotebookRead"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -181,39 +182,7 @@ def _compile_path(content: str, base_dir: str, cwd: str, home: str) -> PathPatte
     glob = "/".join(pieces)
     if not anchored:
         glob = "**/" + glob
-    return PathPattern(root, re.compile(_glob_to_regex(glob)), dir_only)
-
-
-def _glob_to_regex(glob: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(glob)
-    while i < n:
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif glob[i] == "[":
-            end = glob.find("]", i + 2)
-            if end < 0:
-                out.append(re.escape("["))
-                i += 1
-            else:
-                body = glob[i + 1 : end]
-                body = "^" + body[1:] if body.startswith("!") else body
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return "".join(out)
+    return PathPattern(root, re.compile(glob_to_regex(glob)), dir_only)
 
 
 def _relative(path: str, root: str) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.globs import glob_to_regex
 from agent_tui.tools.grep import find_rg, run_rg, sort_by_mtime
 
 MAX_RESULTS = 100
@@ -107,47 +108,8 @@ def _split_pattern(pattern: str, base: Path) -> tuple[Path, str]:
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex for a shell glob relative to the search root: `*` and `?` stay within
-    one folder, `**/` spans any number of folders, `[...]` and `{a,b}` as in bash."""
-    pattern = pattern.lstrip("/")
-    out: list[str] = []
-    i, n, depth = 0, len(pattern), 0
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end
-        elif c == "{":
-            out.append("(?:")
-            depth += 1
-        elif c == "}" and depth:
-            out.append(")")
-            depth -= 1
-        elif c == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out))
+    """A regex for a shell glob relative to the search root (`{a,b}` as in bash)."""
+    return re.compile(glob_to_regex(pattern.lstrip("/"), braces=True))
 
 
 def _python_glob(base: Path, pattern: str) -> list[str]:
