@@ -1,0 +1,249 @@
+"""Running agent-tui and Claude Code side by side against the same loopback server.
+
+Claude Code is found through `CLAUDE_CODE_BIN` or a `claude` on PATH (for
+example `npm install --prefix DIR @anthropic-ai/claude-code`, then
+`CLAUDE_CODE_BIN=DIR/node_modules/.bin/claude`).  It honours
+`ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`; it runs with a scratch
+`CLAUDE_CONFIG_DIR` and `HOME` whose `.claude.json` says onboarding is done,
+the working folder is trusted and the key is approved, so it starts straight
+into its prompt, and with its updater and non-essential traffic off, so the only
+requests it makes are the scripted ones.
+
+`PtyApp` runs either program full-screen in a pseudo-terminal (120x40) and
+timestamps what it writes, which is how the TUI benchmark sees first paint and
+the last line of an answer for both programs in the same way.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import struct
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+SCRATCH = Path(tempfile.gettempdir()) / "agent-tui-bench"
+COLUMNS, LINES = 120, 40
+
+
+def find_agent() -> str:
+    beside = Path(sys.executable).parent / "agent-tui"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("agent-tui")
+    if found:
+        return found
+    raise SystemExit("agent-tui is not installed (neither beside the interpreter nor on PATH)")
+
+
+def find_claude() -> str | None:
+    """The Claude Code executable, or None (the benchmarks then run agent-tui alone)."""
+    named = os.environ.get("CLAUDE_CODE_BIN")
+    if named:
+        if not os.access(named, os.X_OK):
+            raise SystemExit(f"CLAUDE_CODE_BIN={named} is not an executable")
+        return named
+    return shutil.which("claude")
+
+
+def claude_version(exe: str) -> str:
+    import subprocess
+
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+    return out.stdout.strip() or out.stderr.strip()
+
+
+def _base_env() -> dict[str, str]:
+    # Nothing of the caller's Anthropic or Claude set-up leaks into either program.
+    return {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+
+
+def agent_env(url: str) -> dict[str, str]:
+    env = _base_env()
+    env["ANTHROPIC_BASE_URL"] = url
+    env["ANTHROPIC_API_KEY"] = "test"
+    # Transcripts and settings of benchmark runs stay out of the user's folders.
+    env["AGENT_TUI_DATA_DIR"] = str(SCRATCH / "data")
+    env["AGENT_TUI_CONFIG_DIR"] = str(SCRATCH / "config")
+    return env
+
+
+def claude_env(url: str, work: Path) -> dict[str, str]:
+    """Environment for Claude Code: scratch config that skips onboarding for `work`."""
+    home = SCRATCH / "claude-home"
+    config = SCRATCH / "claude-config"
+    home.mkdir(parents=True, exist_ok=True)
+    config.mkdir(parents=True, exist_ok=True)
+    state_file = config / ".claude.json"
+    try:
+        state = json.loads(state_file.read_text())
+    except (OSError, ValueError):
+        state = {}
+    projects = state.setdefault("projects", {})
+    projects[str(work.resolve())] = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+    state.update(
+        hasCompletedOnboarding=True,
+        lastOnboardingVersion="9.9.9",
+        # Claude Code approves a key by its last 20 characters.
+        customApiKeyResponses={"approved": ["test"], "rejected": []},
+    )
+    state_file.write_text(json.dumps(state))
+    env = _base_env()
+    env.update(
+        HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(config),
+        ANTHROPIC_BASE_URL=url,
+        ANTHROPIC_API_KEY="test",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_ERROR_REPORTING="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    return env
+
+
+# ---------------------------------------------------------------- full screen in a pty
+
+_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_78=>]")
+
+
+def visible(data: bytes) -> int:
+    """How many printable, non-blank characters `data` draws (escape sequences left out)."""
+    text = _ESCAPES.sub(b"", data).decode("utf-8", "replace")
+    return sum(1 for ch in text if ch.isprintable() and not ch.isspace())
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process (all its threads)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_status(pid: int, key: str) -> float:
+    """A memory figure of /proc/PID/status in MB (VmRSS now, VmHWM peak)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class PtyApp:
+    """A program running full-screen in a pseudo-terminal; what it writes, timestamped."""
+
+    # Visible characters that make a frame (a window title or a cursor alone does not).
+    FIRST_PAINT_CHARS = 40
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        env = dict(env, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(LINES))
+        self.started = time.monotonic()
+        pid, fd = pty.fork()
+        if pid == 0:  # the child
+            try:
+                os.chdir(cwd)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+        self.output = bytearray()
+        self.drawn = 0  # visible characters so far
+        self.status: int | None = None
+
+    def _read(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except OSError:  # the child is gone
+            data = b""
+        if not data:
+            raise SystemExit(f"bench: the program exited early; it wrote:\n{self._tail()}")
+        self.output += data
+        self.drawn += visible(data)
+        return True
+
+    def _tail(self) -> str:
+        return _ESCAPES.sub(b"", bytes(self.output[-3000:])).decode("utf-8", "replace")
+
+    def wait_for(self, found, what: str, timeout: float = 120.0) -> float:
+        """Read until `found()` holds; the time (monotonic) of the read that made it hold."""
+        deadline = time.monotonic() + timeout
+        while not found():
+            if time.monotonic() > deadline:
+                raise SystemExit(f"bench: timed out waiting for {what}; the screen ends with:\n{self._tail()}")
+            self._read(0.5)
+        return time.monotonic()
+
+    def first_paint(self) -> float:
+        """Seconds from spawn to the first frame (the first output that draws text)."""
+        return self.wait_for(lambda: self.drawn >= self.FIRST_PAINT_CHARS, "the first frame") - self.started
+
+    def wait_text(self, marker: bytes, since: int, timeout: float = 300.0) -> float:
+        """Read until `marker` appears in what was written after offset `since`."""
+        return self.wait_for(lambda: self.output.find(marker, max(since - len(marker), 0)) >= 0,
+                             repr(marker), timeout)
+
+    def settle(self, quiet: float = 0.3, limit: float = 10.0) -> None:
+        """Read until nothing has been written for `quiet` seconds."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and self._read(quiet):
+            pass
+
+    def type(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def submit(self, prompt: str) -> None:
+        """Type the prompt, then Enter on its own (a burst would read as a paste)."""
+        self.type(prompt)
+        self.settle(0.2, 3.0)
+        self.type("\r")
+
+    def cpu(self) -> float:
+        return _proc_cpu(self.pid)
+
+    def rss_mb(self) -> float:
+        return _proc_status(self.pid, "VmRSS")
+
+    def peak_rss_mb(self) -> float:
+        return _proc_status(self.pid, "VmHWM")
+
+    def close(self) -> None:
+        if self.status is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.kill(self.pid, sig)
+                except ProcessLookupError:
+                    break
+                deadline = time.monotonic() + 3
+                while time.monotonic() < deadline:
+                    pid, status = os.waitpid(self.pid, os.WNOHANG)
+                    if pid:
+                        self.status = status
+                        break
+                    with_output = select.select([self.fd], [], [], 0.05)[0]
+                    if with_output:
+                        try:
+                            os.read(self.fd, 1 << 16)
+                        except OSError:
+                            pass
+                if self.status is not None:
+                    break
+        os.close(self.fd)
+
+    def __enter__(self) -> PtyApp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
