@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
+from tests.counting import COUNTS
 from tests.loopback import LoopbackServer
+
+# ---------------------------------------------------------------- hypothesis profiles
+# dev: a quick local run; ci: the default CI run; thorough: the `-m "slow or property"` CI pass.
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
+settings.register_profile("dev", max_examples=40, **_COMMON)
+settings.register_profile("ci", max_examples=100, database=None, print_blob=True, **_COMMON)
+settings.register_profile("thorough", max_examples=600, database=None, print_blob=True, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"hypothesis profile: {settings.get_current_profile_name()} (max_examples={settings.default.max_examples})"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if COUNTS:
+        rows = ", ".join(f"{label}: {n:,}" for label, n in sorted(COUNTS.items()))
+        terminalreporter.write_line(f"generated cases ({settings.get_current_profile_name()} profile): {rows}")
 
 
 # ---------------------------------------------------------------- isolation: user data and config dirs

@@ -59,6 +59,7 @@ __all__ = [
     "Response",
     "drop",
     "from_spec",
+    "gated",
     "hang",
     "raw",
     "reply",
@@ -155,6 +156,9 @@ class Response:
     events: list[tuple[float, bytes]] = field(default_factory=list)
     end: str = "end"
     message: dict[str, Any] | None = None  # the whole message, for non-streaming requests
+    # When set, segment `gate_at` (and all after it) waits until the test sets the event.
+    gate: threading.Event | None = None
+    gate_at: int = 0
     _segments: list[tuple[float, bytes]] | None = field(default=None, repr=False)
 
     @property
@@ -378,6 +382,15 @@ def hang(after: int = 2, *, of: Response | None = None) -> Response:
     resp.end = "hang"
     resp.segments()
     return resp
+
+
+def gated(of: Response, at: int = 0) -> tuple[Response, threading.Event]:
+    """`of`, holding its `at`-th segment (0: everything after message_start; a
+    block's ``delay_before`` starts a new segment) and the rest until the returned
+    event is set: the test decides when the stream goes on, whatever the load."""
+    gate = threading.Event()
+    of.gate, of.gate_at = gate, at
+    return of, gate
 
 
 def raw(events: Iterable[tuple[str, str]], *, delay: float = 0.0, end: str = "end") -> Response:
@@ -771,7 +784,9 @@ class LoopbackServer:
             })
             first = resp.start_bytes(body) if resp.start is not None else b""
             await send(head + _chunk(first))
-            for delay, data in resp.segments():
+            for i, (delay, data) in enumerate(resp.segments()):
+                if i == resp.gate_at and resp.gate is not None:
+                    await asyncio.to_thread(resp.gate.wait)
                 await pause(delay)
                 await send(data)
             if resp.end == "drop":

@@ -8,21 +8,20 @@ event plus a small delay.  N and the delay are drawn by hypothesis.
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history, text_of
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.engine.query import TerminalReason
+from tests.counting import count, examples
 from tests.engine_helpers import make_session
 from tests.loopback import LoopbackServer, reply, text, tool_use
 
-EXAMPLES = 500 if os.environ.get("CI") or os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 60
 
 
 def scripted(body: dict, index: int):
@@ -89,13 +88,14 @@ async def scenario(url: str, cwd: Path, abort_after: int, delay_ms: int, permiss
     await session.aclose()
 
 
-@settings(max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@pytest.mark.property
+@settings(max_examples=examples(0.5))
 @given(abort_after=st.integers(min_value=1, max_value=90), delay_ms=st.integers(min_value=0, max_value=25),
        permission_delay_ms=st.integers(min_value=0, max_value=40))
 def test_abort_anywhere_leaves_a_valid_resumable_history(server, tmp_path, abort_after, delay_ms,
                                                         permission_delay_ms):
     (tmp_path / "a.txt").write_text("hello\n")
+    count("aborts at a random moment")
     before = len(server.requests)
     asyncio.run(scenario(server.url, tmp_path, abort_after, delay_ms, permission_delay_ms))
     for req in server.requests[before:]:

@@ -84,7 +84,8 @@ def test_budget_saves_a_result_over_its_tool_cap_and_sends_a_preview_and_the_pat
     assert "line 0 of the build log" in result["content"] and "line 1999 " not in result["content"]
     assert len(result["content"]) < 2_600
     assert record.items == 1 and record.paths == (str(saved),)
-    assert record.tokens_freed == estimate_tokens(messages) - estimate_tokens(out)
+    # The record counts chars/4 per replaced block, the estimate rounds the whole history up once.
+    assert abs(record.tokens_freed - (estimate_tokens(messages) - estimate_tokens(out))) <= record.items
     assert check_history(out) == []
 
 

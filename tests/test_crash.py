@@ -21,8 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from agent_tui.engine.messages import check_history, normalize_for_api
 from agent_tui.engine.store import load_transcript, sessions_in
+from tests.counting import count
 from tests.loopback import LoopbackServer, reply, text, tool_use
 from tests.test_print_mode import AGENT, env_for
 
@@ -108,7 +111,8 @@ def _cpu_since(before: resource.struct_rusage) -> float:
     return (now.ru_utime - before.ru_utime) + (now.ru_stime - before.ru_stime)
 
 
-def one_run(root: Path, seed: int) -> Outcome:
+def one_run(root: Path, seed: int, turn: int | None = None) -> Outcome:
+    """Kill in `turn` (-1: before the first request), or in a turn drawn from the seed."""
     rng = random.Random(seed)
     cwd = root / f"run-{seed}"
     data = root / f"data-{seed}"
@@ -127,7 +131,8 @@ def one_run(root: Path, seed: int) -> Outcome:
         deadline = time.monotonic() + 60
         while not list(data.glob("projects/*/*.jsonl")) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
-        turn = rng.randrange(-1, TURNS)
+        drawn = rng.randrange(-1, TURNS)
+        turn = drawn if turn is None else turn
         if turn >= 0:
             srv.wait_requests(turn + 1, timeout=60)
         delay = rng.uniform(0.0, 0.03 if turn < 0 else TURN_SPAN)
@@ -171,16 +176,7 @@ def one_run(root: Path, seed: int) -> Outcome:
     )
 
 
-def test_sigkill_at_random_moments_loses_no_complete_message(tmp_path):
-    started = time.monotonic()
-    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    outcomes: list[Outcome] = []
-    seeds = iter(range(SEED, SEED + MAX_ATTEMPTS))
-    with ThreadPoolExecutor(max_workers=min(WORKERS, (os.cpu_count() or 2) * 2)) as pool:
-        while sum(o.killed for o in outcomes) < KILLS:
-            batch = [next(seeds) for _ in range(KILLS - sum(o.killed for o in outcomes))]
-            outcomes.extend(pool.map(lambda s: one_run(tmp_path, s), batch))
-
+def report(outcomes: list[Outcome], started: float, cpu_before: resource.struct_rusage) -> list[Outcome]:
     killed = [o for o in outcomes if o.killed]
     print(
         f"\ncrash test: {len(outcomes)} runs, {len(killed)} killed by SIGKILL "
@@ -190,9 +186,32 @@ def test_sigkill_at_random_moments_loses_no_complete_message(tmp_path):
         f"{sum(o.continue_ok for o in outcomes)}/{len(outcomes)} --continue prompts succeeded, "
         f"{time.monotonic() - started:.1f}s ({_cpu_since(cpu_before):.0f} CPU-seconds in the agent-tui processes)"
     )
-    assert len(killed) >= KILLS
+    count("crash-test runs", len(outcomes))
     assert [o for o in outcomes if o.lost] == []
     assert [o for o in outcomes if o.history_problems] == []
     assert [o for o in outcomes if not o.continue_ok] == []
+    return killed
+
+
+def test_a_kill_in_each_turn_loses_no_complete_message(tmp_path):
+    """The quick version: one kill before the first request and one in each turn."""
+    started, cpu_before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(lambda t: one_run(tmp_path, SEED + t + 1, turn=t), range(-1, TURNS)))
+    report(outcomes, started, cpu_before)
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_loses_no_complete_message(tmp_path):
+    started, cpu_before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    outcomes: list[Outcome] = []
+    seeds = iter(range(SEED, SEED + MAX_ATTEMPTS))
+    with ThreadPoolExecutor(max_workers=min(WORKERS, (os.cpu_count() or 2) * 2)) as pool:
+        while sum(o.killed for o in outcomes) < KILLS:
+            batch = [next(seeds) for _ in range(KILLS - sum(o.killed for o in outcomes))]
+            outcomes.extend(pool.map(lambda s: one_run(tmp_path, s), batch))
+
+    killed = report(outcomes, started, cpu_before)
+    assert len(killed) >= KILLS
     # The kills landed all over the session: before the first request and in every turn.
     assert len({o.requests_before_kill for o in killed}) >= 4

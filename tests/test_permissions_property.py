@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from agent_tui.engine import events as ev
@@ -35,9 +34,9 @@ from agent_tui.engine.permission_rules import EDIT_TOOLS, split_rules
 from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
 from agent_tui.tools.base import ToolContext, ToolResult
 from agent_tui.tools.registry import default_tools
+from tests.counting import count, examples
 
-EXAMPLES = 500 if os.environ.get("CI") else 100
-CASES: Counter[str] = Counter()
+pytestmark = pytest.mark.property
 
 TOOLS = {t.name: t for t in default_tools()}
 
@@ -184,8 +183,6 @@ def inside(tree: Tree, path: str) -> bool:
 # ---------------------------------------------------------------- decision properties
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                        HealthCheck.too_slow])
 @given(
     mode=st.sampled_from(MODES),
     interactive=st.booleans(),
@@ -202,7 +199,7 @@ def test_no_mutation_without_an_allow_and_deny_beats_allow(tree, mode, interacti
         tool = TOOLS[name]
         mutating = not tool.is_read_only(input)
         decision = policy.decide(tool, input)
-        CASES["calls"] += 1
+        count("permission decisions")
         event(f"{name} {'mutating' if mutating else 'read-only'} -> {decision.behavior}")
 
         assert decision.behavior in ("allow", "deny", "ask")
@@ -236,13 +233,12 @@ def test_no_mutation_without_an_allow_and_deny_beats_allow(tree, mode, interacti
                 decision.behavior, decision.reason, decision.danger is None), (input, decision, direct)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mode=st.sampled_from(MODES), command=bash_commands(), pick=st.integers(0, 2))
 def test_a_deny_rule_for_any_part_denies_the_whole_command_however_disguised(tree, mode, command, pick):
     text, _, pieces = command
     target = pieces[pick % len(pieces)].split()[0]
     policy = PermissionPolicy(mode=mode, allow=["Bash", "Bash(*)"], deny=[f"Bash({target}:*)"], cwd=tree.proj)
-    CASES["deny-per-part"] += 1
+    count("deny rule per command part")
 
     decision = policy.decide(TOOLS["Bash"], {"command": text})
 
@@ -279,8 +275,7 @@ class Recording:
         yield ToolResult("ok")
 
 
-@settings(max_examples=max(EXAMPLES // 5, 20), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=examples(0.2))
 @given(
     mode=st.sampled_from(MODES),
     interactive=st.booleans(),
@@ -317,15 +312,10 @@ def test_through_the_executor_a_tool_runs_only_after_an_allow(tree, mode, intera
         await executor.results()
 
     asyncio.run(run())
-    CASES["executor calls"] += len(blocks)
+    count("tool calls through the executor", len(blocks))
     for block in blocks:
         tid, decision = block["id"], expected[block["id"]]
         permitted = decision.behavior == "allow" or (decision.behavior == "ask" and asked.get(tid, False))
         assert (tid in ran) == permitted, (block, decision, asked)
         assert (tid in asked) == (decision.behavior == "ask"), (block, decision)
 
-
-def test_report_how_many_cases_ran():
-    """Runs last in this module: the counts for the closing note (shown with -s or -rP)."""
-    print(f"\npermission property cases: {dict(CASES)} (max_examples={EXAMPLES})")
-    assert CASES["calls"] >= EXAMPLES

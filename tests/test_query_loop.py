@@ -63,16 +63,14 @@ async def test_parallel_read_grep_glob_overlap_in_time(api, tmp_path):
 
 async def test_failing_bash_cancels_its_running_siblings(api, tmp_path):
     api.push(reply(
-        tool_use("Bash", {"command": "sleep 5"}, id="t_sleep"),
+        tool_use("Bash", {"command": "sleep 600"}, id="t_sleep"),
         tool_use("Bash", {"command": "cat does-not-exist.txt"}, id="t_fail"),
     ), reply("noted"))
     session = make_session(api.url, tmp_path)
-    started = time.monotonic()
 
-    terminal = await session.submit("run both")
+    terminal = await asyncio.wait_for(session.submit("run both"), 120)  # not the sleep's 600 s
 
     assert terminal.reason is TerminalReason.COMPLETED
-    assert time.monotonic() - started < 4
     results = {r["tool_use_id"]: r for r in tool_results(api.requests[1].body)}
     assert results["t_fail"]["is_error"] is True
     assert results["t_sleep"]["is_error"] is True
@@ -336,13 +334,12 @@ async def test_abort_while_streaming_closes_the_connection_quickly(api, tmp_path
     while not rec.of(ev.TextDelta):
         await asyncio.sleep(0.01)
 
-    aborted_at = time.monotonic()
     session.abort()
     terminal = await task
 
     assert terminal.reason is TerminalReason.ABORTED_STREAMING
-    assert await asyncio.to_thread(api.wait_disconnect, 1, 1.0)
-    assert api.disconnects[0] - aborted_at < 0.2
+    # The server never ends this stream: only the client closing it ends the wait.
+    assert await asyncio.to_thread(api.wait_disconnect, 1, 30.0)
     assert rec.of(ev.Interrupted)[0].during == "streaming"
     assert check_history(session.history) == []
     terminal = await session.submit("again")
@@ -360,7 +357,7 @@ async def test_abort_while_tools_run_gives_every_tool_use_a_result(api, tmp_path
         await asyncio.sleep(0.01)
 
     session.abort()
-    terminal = await asyncio.wait_for(task, 5)
+    terminal = await asyncio.wait_for(task, 60)
 
     assert terminal.reason is TerminalReason.ABORTED_TOOLS
     assert check_history(session.history) == []
@@ -379,7 +376,7 @@ async def test_abort_while_a_permission_is_pending(api, tmp_path):
         await asyncio.sleep(0.01)
 
     session.abort()
-    terminal = await asyncio.wait_for(task, 5)
+    terminal = await asyncio.wait_for(task, 60)
 
     assert terminal.reason is TerminalReason.ABORTED_TOOLS
     assert rec.of(ev.PermissionRequested)[0].future.cancelled()

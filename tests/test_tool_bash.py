@@ -39,7 +39,7 @@ def alive(pid: int) -> bool:
 async def wait_for_pids(progress: asyncio.Queue) -> list[int]:
     seen = ""
     while len(pids_in(seen)) < 3:
-        seen += (await asyncio.wait_for(progress.get(), 5)).text + "\n"
+        seen += (await asyncio.wait_for(progress.get(), 30)).text + "\n"
     return pids_in(seen)
 
 
@@ -112,11 +112,9 @@ async def test_long_output_keeps_head_and_tail_around_a_marker(tmp_path):
 
 
 async def test_timeout_kills_the_whole_process_group(tmp_path):
-    started = time.monotonic()
-    _, result = await run({"command": SPAWN_CHILDREN, "timeout": 500}, ToolContext(cwd=tmp_path))
-    assert time.monotonic() - started < 5
+    _, result = await run({"command": SPAWN_CHILDREN, "timeout": 3000}, ToolContext(cwd=tmp_path))
     assert result.is_error
-    assert result.content.endswith("Command timed out after 500ms")
+    assert result.content.endswith("Command timed out after 3000ms")
     pids = pids_in(result.content)
     assert len(pids) == 3
     assert not any(alive(pid) for pid in pids)
@@ -139,7 +137,7 @@ async def test_abort_kills_the_process_group_and_reports_the_interruption(tmp_pa
     task = asyncio.create_task(drive({"command": SPAWN_CHILDREN}, ctx, progress))
     pids = await wait_for_pids(progress)
     ctx.abort.set()
-    result = await asyncio.wait_for(task, 5)
+    result = await asyncio.wait_for(task, 30)
     assert result.is_error
     assert result.content.endswith("Command was interrupted by the user.")
     assert not any(alive(pid) for pid in pids)
@@ -147,10 +145,16 @@ async def test_abort_kills_the_process_group_and_reports_the_interruption(tmp_pa
 
 async def test_term_ignoring_children_are_killed_after_the_grace(tmp_path):
     command = "trap '' TERM; sleep 100 & echo child $!; echo shell $$; wait"
-    _, result = await run({"command": command, "timeout": 300}, ToolContext(cwd=tmp_path))
-    pids = pids_in(result.content)
-    assert len(pids) == 2
-    assert not any(alive(pid) for pid in pids)
+    progress: asyncio.Queue = asyncio.Queue()
+    ctx = ToolContext(cwd=tmp_path)
+    task = asyncio.create_task(drive({"command": command}, ctx, progress))
+    seen = ""
+    while len(pids_in(seen)) < 2:  # the trap is set before the pids are printed
+        seen += (await asyncio.wait_for(progress.get(), 30)).text + "\n"
+    ctx.abort.set()
+    result = await asyncio.wait_for(task, 30)
+    assert result.content.endswith("Command was interrupted by the user.")
+    assert not any(alive(pid) for pid in pids_in(seen))
 
 
 async def test_run_in_background_returns_an_id_and_keeps_the_shell(tmp_path):

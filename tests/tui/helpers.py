@@ -49,7 +49,7 @@ def make_app(
     return AgentApp(session, **app_options), recorded
 
 
-async def wait_until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 5.0) -> None:
+async def wait_until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 30.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():

@@ -9,14 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
 from agent_tui.tui.state import DONE, QUEUED, RUNNING
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.timeline import ToolRow
-from tests.loopback import hang, reply, text, tool_use
+from tests.loopback import gated, hang, reply, text, tool_use
 
 from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until
 
@@ -44,28 +43,34 @@ async def test_tool_rows_go_queued_running_done_with_their_time(api, tmp_path):
     second = tool_use("Bash", {"command": "sleep 0.3; touch two"}, id="toolu_second")
     api.push(reply(first, second), reply(text("Both ran.")))
     app, recorded = make_app(api, tmp_path, mode="bypassPermissions")
-    seen: dict[str, list[str]] = {"toolu_first": [], "toolu_second": []}
+    log: list[tuple[str, str]] = []  # every status the timeline is told of, in order
     async with app.run_test(size=(120, 30)) as pilot:
+        add_tool, refresh = app.timeline.add_tool, app._refresh_tool
+
+        def record_added(record) -> None:
+            log.append((record.tool_use_id, record.status))
+            add_tool(record)
+
+        def record_status(record) -> None:
+            if log[-1] != (record.tool_use_id, record.status):
+                log.append((record.tool_use_id, record.status))
+            refresh(record)
+
+        app.timeline.add_tool, app._refresh_tool = record_added, record_status
         await type_prompt(pilot, "sleep twice")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 5
-        while loop.time() < deadline:
-            for tool_id, statuses in seen.items():
-                rows = app.query(f"#timeline-{tool_id}")
-                status = rows.first(ToolRow).record.status if rows else None
-                if status and (not statuses or statuses[-1] != status):
-                    statuses.append(status)
-            if app.gauge.finished_at is not None:
-                break
-            await pilot.pause(0.01)
+        await wait_until(pilot, finished(recorded))
         await settle(pilot, app)
-        assert seen["toolu_first"] == [RUNNING, DONE]
-        assert seen["toolu_second"] == [QUEUED, RUNNING, DONE]
+        for tool_id in ("toolu_first", "toolu_second"):
+            assert [status for tid, status in log if tid == tool_id] == [QUEUED, RUNNING, DONE], log
+        # The second waits for the first: it starts only after the first is done.
+        assert log.index(("toolu_first", DONE)) < log.index(("toolu_second", RUNNING)), log
+        durations = {e.tool_use_id: e.duration for e in recorded if isinstance(e, ev.ToolFinished)}
         for tool_id, at_least in (("toolu_first", 0.4), ("toolu_second", 0.3)):
             row = app.query_one(f"#timeline-{tool_id}", ToolRow)
             shown = str(row.render())
             seconds = float(re.search(r"(\d+\.\d)s\s*$", shown).group(1))
-            assert at_least - 0.05 <= seconds < at_least + 1.0, shown
+            # The row shows the engine's measure of the run, which covers the sleep.
+            assert seconds == round(durations[tool_id], 1) and durations[tool_id] >= at_least, shown
         assert "Both ran." in screen_text(app)
 
 
@@ -152,10 +157,9 @@ async def test_escape_during_a_stream_closes_the_connection_and_the_next_prompt_
     async with app.run_test(size=(110, 30)) as pilot:
         await type_prompt(pilot, "start")
         await wait_until(pilot, lambda: "This answer starts" in screen_text(app))
-        pressed = time.monotonic()
         await pilot.press("escape")
-        assert await asyncio.to_thread(api.wait_disconnect, 1, 2.0)
-        assert api.disconnects[0] - pressed < 0.2
+        # The server never ends this stream: only the client closing it ends the wait.
+        assert await asyncio.to_thread(api.wait_disconnect, 1, 30.0)
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)
         assert "Interrupted" in screen_text(app)
@@ -198,7 +202,8 @@ async def test_ctrl_q_quits(api, tmp_path):
 
 
 async def test_a_prompt_typed_during_a_turn_is_queued_and_sent_after(api, tmp_path):
-    api.push(reply(text("first answer, streamed slowly"), chunk=4, delay=0.15), reply(text("second answer")))
+    first, gate = gated(reply(text("first answer, held until the second prompt is queued")))
+    api.push(first, reply(text("second answer")))
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(110, 30)) as pilot:
         await type_prompt(pilot, "first")
@@ -206,6 +211,7 @@ async def test_a_prompt_typed_during_a_turn_is_queued_and_sent_after(api, tmp_pa
         await type_prompt(pilot, "second")
         await wait_until(pilot, lambda: "queued: second" in screen_text(app))
         assert len(api.requests) == 1
+        gate.set()
         await wait_until(pilot, finished(recorded, 2))
         await settle(pilot, app)
         assert "queued:" not in screen_text(app)

@@ -24,6 +24,7 @@ from tests.loopback import LoopbackServer, hang, reply, text, tool_use
 
 pytestmark = [
     pytest.mark.tmux,
+    pytest.mark.slow,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
