@@ -3,7 +3,6 @@
 import asyncio
 import json
 
-import pytest
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.bus import EventBus

@@ -12,6 +12,7 @@ import pytest
 
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.tools.file_state import lookup
 from tests.engine_helpers import make_session, tool_results
 from tests.loopback import reply, tool_use
 
@@ -94,7 +95,11 @@ async def test_an_edit_by_another_process_between_read_and_edit_is_caught(api, t
             return reply(tool_use("Read", {"file_path": str(path)}, id="t_read"))
         if index == 1:
             subprocess.run([sys.executable, "-c", code, str(path)], check=True)
-            time.sleep(0.5)  # the watcher's turn, before the Edit arrives
+            if keep_mtime:  # only the watcher can see this change: wait until it has
+                deadline = time.monotonic() + 60
+                while not (lookup(session.tool_state, path) or {}).get("stale"):
+                    assert time.monotonic() < deadline, "the watcher never saw the change"
+                    time.sleep(0.01)
             return reply(tool_use("Edit", {"file_path": str(path), "old_string": "value = 1",
                                            "new_string": "value = 2"}, id="t_edit"))
         return reply("done")

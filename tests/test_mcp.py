@@ -258,7 +258,7 @@ async def test_a_server_that_never_answers_fails_at_the_start_timeout(tmp_path):
     elapsed = time.monotonic() - started
     await manager.aclose()
 
-    assert elapsed < 2
+    assert elapsed < 30  # far from the server's 60 s
     assert status.state == "failed" and status.error == "did not start within 0.5s"
     assert manager.tools() == []
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import REJECT_MESSAGE, check_history

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from collections import deque
 from typing import Any
 
@@ -167,7 +166,7 @@ async def test_abort_stops_the_subagent_and_its_tools_and_keeps_history_valid(ap
     route(
         api,
         parent=[reply(agent_call("Wait a long time", "t_agent"))],
-        **{"Wait a long time": [reply(tool_use("Bash", {"command": f"echo $$ > {pid_file}; sleep 30"}, id="t_sleep"))]},
+        **{"Wait a long time": [reply(tool_use("Bash", {"command": f"echo $$ > {pid_file}; sleep 600"}, id="t_sleep"))]},
     )
     session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
     rec = Recorder(session)
@@ -178,12 +177,10 @@ async def test_abort_stops_the_subagent_and_its_tools_and_keeps_history_valid(ap
         session.abort()
 
     aborter = asyncio.create_task(abort_when_sleeping())
-    started = time.monotonic()
-    terminal = await session.submit("wait")
+    terminal = await asyncio.wait_for(session.submit("wait"), 120)  # not the sleep's 600 s
     await aborter
 
     assert terminal.reason is TerminalReason.ABORTED_TOOLS
-    assert time.monotonic() - started < 10
     assert check_history(session.history) == []
     sub_done = [e for e in rec.of(ev.ToolFinished) if e.tool_use_id == "t_sleep"]
     assert sub_done and sub_done[0].is_error and sub_done[0].parent_tool_use_id == "t_agent"
