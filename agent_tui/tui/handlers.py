@@ -164,8 +164,6 @@ class EngineEventsMixin:
             return
         record.status = event.status
         record.finished_at = self.clock()
-        if record.started_at is not None:
-            record.duration = event.duration
         record.preview = event.preview
         record.data = event.data
         record.is_error = event.is_error

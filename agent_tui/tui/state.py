@@ -69,8 +69,6 @@ class ToolRecord:
     preview: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     is_error: bool = False
-    # The engine's measure of the run (ToolFinished.duration): the UI may hear of the start late.
-    duration: float | None = None
     # Names the record's widgets; differs from tool_use_id only if a server repeats an id.
     key: str = ""
 
@@ -83,8 +81,6 @@ class ToolRecord:
 
     def elapsed(self, now: float) -> float:
         """Running time (or waiting time, before it started)."""
-        if self.duration is not None:
-            return self.duration
         start = self.started_at if self.started_at is not None else self.queued_at
         end = self.finished_at if self.finished_at is not None else now
         return max(0.0, end - start)
