@@ -1,4 +1,4 @@
-"""Model clients: the `ModelClient` protocol and `AnthropicModel` (official SDK, streaming).
+"""Model clients: the `ModelClient` protocol and `AnthropicModel` (Messages API over httpx2, streaming).
 
 A client turns one request into a stream of `StreamEvent`s.  The loop only
 sees these events and `ModelError`, whatever the server: the Anthropic API,
@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from .sse import iter_sse as iter_sse  # re-exported: the decoder the transport uses
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 32000
@@ -132,6 +133,7 @@ class ModelError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
         mid_stream: bool = False,
+        should_retry: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -139,9 +141,13 @@ class ModelError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.mid_stream = mid_stream
+        # The server's `x-should-retry` header, when it sent one: it overrides the kind.
+        self.should_retry = should_retry
 
     @property
     def retryable(self) -> bool:
+        if self.should_retry is not None:
+            return self.should_retry
         return self.kind in self.RETRYABLE
 
     def __repr__(self) -> str:
@@ -320,125 +326,6 @@ class StreamAccumulator:
 
 # ---------------------------------------------------------------- Anthropic
 
-_PROMPT_TOO_LONG = re.compile(r"prompt is too long", re.IGNORECASE)
-
-
-def classify_status_error(exc: Any) -> ModelError:
-    """An SDK status error (including SSE `error` events, which arrive with status 200)."""
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    etype = getattr(exc, "type", None)
-    message = getattr(exc, "api_message", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        etype = etype or body["error"].get("type")
-        message = message or body["error"].get("message")
-    message = message or str(exc)
-    retry_after = None
-    response = getattr(exc, "response", None)
-    if response is not None:
-        retry_after = _retry_after(response.headers)
-    mid_stream = status == 200
-    if etype == "overloaded_error" or status == 529:
-        kind = "overloaded"
-    elif etype == "rate_limit_error" or status == 429:
-        kind = "rate_limit"
-    elif status == 413 or (etype == "invalid_request_error" and _PROMPT_TOO_LONG.search(message)):
-        kind = "prompt_too_long"
-    elif etype == "authentication_error" or status == 401:
-        kind = "auth"
-    elif etype == "permission_error" or status == 403:
-        kind = "permission"
-    elif etype == "not_found_error" or status == 404:
-        kind = "not_found"
-    elif etype == "invalid_request_error" or status == 400:
-        kind = "invalid_request"
-    elif etype == "api_error" or (status is not None and status >= 500):
-        kind = "server"
-    elif etype == "timeout_error" or status == 408:
-        kind = "timeout"
-    else:
-        kind = "api_error"
-    return ModelError(kind, message, status=status, retry_after=retry_after, mid_stream=mid_stream)
-
-
-def _retry_after(headers: Any) -> float | None:
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return float(ms) / 1000.0
-        value = headers.get("retry-after")
-        if value is not None:
-            return float(value)
-    except (TypeError, ValueError):
-        return None
-    return None
-
-
-async def iter_sse(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None, str]]:
-    """Server-sent events as `(event name, data)` from a byte stream.
-
-    Frames end at a blank line; `data:` lines are joined with newlines; comment
-    lines and unknown fields are skipped.  Work is linear: only the unfinished
-    tail of the buffer is carried between chunks.
-    """
-    buf = b""
-    async for chunk in chunks:
-        buf = buf + chunk if buf else chunk
-        if b"\r" in buf:
-            held = buf.endswith(b"\r")
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            if held:  # a CRLF may be split across chunks: keep it for the next one
-                buf = buf[:-1] + b"\r"
-        if b"\n\n" not in buf:
-            continue
-        *frames, buf = buf.split(b"\n\n")
-        for frame in frames:
-            parsed = _parse_frame(frame)
-            if parsed is not None:
-                yield parsed
-    if buf.strip():
-        parsed = _parse_frame(buf.rstrip(b"\r\n"))
-        if parsed is not None:
-            yield parsed
-
-
-def _parse_frame(frame: bytes) -> tuple[str | None, str] | None:
-    name: str | None = None
-    data: list[bytes] = []
-    for line in frame.split(b"\n"):
-        if line.startswith(b"data:"):
-            data.append(line[6:] if line[5:6] == b" " else line[5:])
-        elif line.startswith(b"event:"):
-            name = line[6:].strip().decode()
-    if name is None and not data:
-        return None
-    return name, b"\n".join(data).decode("utf-8")
-
-
-def stream_error(data: str, started: bool) -> ModelError:
-    """An SSE `error` event after HTTP 200, classified by its `error.type`."""
-    try:
-        body = json.loads(data)
-    except ValueError:
-        body = None
-    error = body.get("error") if isinstance(body, dict) else None
-    etype = error.get("type") if isinstance(error, dict) else None
-    message = (error.get("message") if isinstance(error, dict) else None) or data or "stream error"
-    kinds = {
-        "overloaded_error": "overloaded",
-        "rate_limit_error": "rate_limit",
-        "api_error": "server",
-        "timeout_error": "timeout",
-        "authentication_error": "auth",
-        "permission_error": "permission",
-        "not_found_error": "not_found",
-        "request_too_large": "prompt_too_long",
-    }
-    kind = kinds.get(etype or "", "api_error")
-    if etype == "invalid_request_error":
-        kind = "prompt_too_long" if _PROMPT_TOO_LONG.search(message) else "invalid_request"
-    return ModelError(kind, message, status=200, mid_stream=True if started else False)
-
 
 def _env_timeout() -> float:
     try:
@@ -448,12 +335,14 @@ def _env_timeout() -> float:
 
 
 class AnthropicModel:
-    """Streams from the Messages API through the official SDK.
+    """Streams from the Messages API (engine/transport.py: httpx2 and the SSE decoder).
 
-    The SDK's own retries are off (`max_retries=0`): the loop retries, so that
-    every retry is visible to the user and counted for model fallback.
-    `timeout` (default: `API_TIMEOUT_MS`, else 600 s) is also the read-stall
-    limit: a stream that sends nothing for that long fails as a retryable timeout.
+    There are no client-side retries: the loop retries, so that every retry is
+    visible to the user and counted for model fallback.  `timeout` (default:
+    `API_TIMEOUT_MS`, else 600 s) is also the read-stall limit: a stream that
+    sends nothing for that long fails as a retryable timeout.  The anthropic
+    SDK is imported only for what it adds beyond a request: `count_tokens`
+    and `list_models`.
     """
 
     offline = False
@@ -467,11 +356,10 @@ class AnthropicModel:
         base_url: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        from anthropic import AsyncAnthropic
+        from .transport import MessagesTransport
 
         if timeout is None:
             timeout = _env_timeout()
-
         self.name = model
         self.label = model
         api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
@@ -481,30 +369,44 @@ class AnthropicModel:
             # Local servers speaking the Messages API usually need no key.
             api_key = "no-key"
         self.base_url = base_url
+        self._api_key = api_key or None
+        self._auth_token = auth_token or None
+        self._timeout = timeout
+        self._transport = MessagesTransport(
+            api_key=self._api_key, auth_token=self._auth_token, base_url=base_url, timeout=timeout
+        )
+        # The SDK client for count_tokens / list_models, made on first use.
+        self._sdk: Any = None
         # False once the server answered count_tokens with "not found" (many local servers).
         self._has_count_tokens = True
-        self._client = AsyncAnthropic(
-            api_key=api_key or None,
-            auth_token=auth_token or None,
-            base_url=base_url,
-            max_retries=0,
-            timeout=timeout,
-        )
+
+    def _sdk_client(self) -> Any:
+        if self._sdk is None:
+            from anthropic import AsyncAnthropic
+
+            self._sdk = AsyncAnthropic(
+                api_key=self._api_key,
+                auth_token=self._auth_token,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=self._timeout,
+            )
+        return self._sdk
 
     async def count_tokens(self, request: ModelRequest) -> int | None:
         """The exact input tokens of `request` from the count-tokens endpoint, or
         None when the server does not offer it or the count fails."""
-        import anthropic
-
         if not self._has_count_tokens or not request.messages:
             return None
+        import anthropic
+
         kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages}
         if request.system:
             kwargs["system"] = request.system
         if request.tools:
             kwargs["tools"] = request.tools
         try:
-            result = await self._client.messages.count_tokens(**kwargs)
+            result = await self._sdk_client().messages.count_tokens(**kwargs)
         except anthropic.NotFoundError:
             self._has_count_tokens = False
             return None
@@ -512,66 +414,61 @@ class AnthropicModel:
             return None
         return int(result.input_tokens)
 
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool, on the loop that used it.
-
-        Without this, the SDK closes a garbage-collected client on whatever loop
-        happens to be running then, which fails when that is another loop."""
-        await self._client.close()
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def list_models(self) -> list[str]:
+        """The model ids the server offers (newest first, as the API lists them); [] when it cannot say."""
         import anthropic
 
-        kwargs: dict[str, Any] = {
+        try:
+            return [m.id async for m in self._sdk_client().models.list(limit=100)]
+        except anthropic.APIError:
+            return []
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pools, on the loop that used them.
+
+        Without this, a garbage-collected client is closed on whatever loop
+        happens to be running then, which fails when that is another loop."""
+        await self._transport.aclose()
+        if self._sdk is not None:
+            await self._sdk.close()
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of a streaming `POST /v1/messages` for `request`."""
+        body: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
             "messages": request.messages,
         }
         if request.system:
-            kwargs["system"] = request.system
+            body["system"] = request.system
         if request.tools:
-            kwargs["tools"] = request.tools
+            body["tools"] = request.tools
         if request.thinking:
-            kwargs["thinking"] = request.thinking
+            body["thinking"] = request.thinking
+        body["stream"] = True
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        import httpx2
+
+        from .transport import stream_error, transport_error
+
+        body = self.request_body(request)
         acc = StreamAccumulator()
         try:
-            # The SDK sends the request (auth, headers, status errors); the SSE body is
-            # decoded here: the SDK's per-event pydantic models cost ~3x the CPU.
-            async with self._client.messages.with_streaming_response.create(stream=True, **kwargs) as response:
-                async for name, data in iter_sse(response.http_response.aiter_bytes()):
-                    if name == "ping":
-                        continue
-                    if name == "error":
-                        raise stream_error(data, acc.started)
-                    if not data:
-                        continue
-                    event = acc.feed(json.loads(data))
-                    if event is not None:
-                        yield event
+            async for name, data in self._transport.events(body):
+                if name == "ping":
+                    continue
+                if name == "error":
+                    raise stream_error(data, acc.started)
+                if not data:
+                    continue
+                event = acc.feed(json.loads(data))
+                if event is not None:
+                    yield event
             if not acc.stopped:
                 raise ModelError("connection", "The stream ended before message_stop", mid_stream=acc.started)
-        except anthropic.APIStatusError as exc:
-            err = classify_status_error(exc)
-            err.mid_stream = err.mid_stream or acc.started
-            raise err from exc
-        except anthropic.APITimeoutError as exc:
-            raise ModelError("timeout", "The request timed out", mid_stream=acc.started) from exc
-        except anthropic.APIConnectionError as exc:
-            raise ModelError(
-                "connection", f"Connection error: {exc.__cause__ or exc}", mid_stream=acc.started
-            ) from exc
-        except anthropic.APIResponseValidationError as exc:
-            raise ModelError("api_error", str(exc), mid_stream=acc.started) from exc
+        except httpx2.TransportError as exc:
+            raise transport_error(exc, self._transport.url, acc.started) from exc
         except ValueError as exc:
             raise ModelError("api_error", f"Malformed stream event: {exc}", mid_stream=acc.started) from exc
-        except Exception as exc:
-            # httpx2 transport errors raised while iterating an open stream.
-            if type(exc).__module__.startswith(("httpx", "httpcore", "h11")) and "Timeout" in type(exc).__name__:
-                raise ModelError(
-                    "timeout", f"The response stalled: {type(exc).__name__}", mid_stream=acc.started
-                ) from exc
-            if type(exc).__module__.startswith(("httpx", "httpcore", "h11")):
-                raise ModelError(
-                    "connection", f"Connection lost: {type(exc).__name__}: {exc}", mid_stream=acc.started
-                ) from exc
-            raise
