@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resume a conversation by id (without an id: choose from a list)")
     p.add_argument("--fallback-model", metavar="MODEL",
                    help="switch to this model after three overloaded errors in a row")
+    p.add_argument("--thinking", metavar="off|adaptive|TOKENS",
+                   help="extended thinking: off, adaptive (the model decides), or a token budget")
     p.add_argument("--max-budget-tokens", type=int, metavar="N",
                    help="output tokens one prompt may spend; past 90%% the model is told to wrap up")
     p.add_argument("--version", action="version", version=f"agent-tui {__version__}")
@@ -70,6 +72,7 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
         ("maxTurns", args.max_turns),
         ("theme", args.theme),
         ("fallbackModel", args.fallback_model),
+        ("thinking", args.thinking),
     ):
         if value is not None:
             flags[key] = value

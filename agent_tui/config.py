@@ -25,6 +25,7 @@ from typing import Any
 from platformdirs import user_config_dir
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+EFFORT_LEVELS = ("low", "medium", "high", "max")
 PROJECT_SETTINGS = Path(".agent-tui") / "settings.json"
 LOCAL_SETTINGS = Path(".agent-tui") / "settings.local.json"
 
@@ -51,6 +52,14 @@ class Settings:
     max_output_tokens: int | None = None
     # A server speaking the Messages API (from ANTHROPIC_BASE_URL, or `env` in a settings file).
     base_url: str | None = None
+    # cache_control on the static prefix and the newest message (some local servers reject it).
+    prompt_caching: bool = True
+    # Extended thinking: "off", "adaptive" (the model decides; where supported), or a token budget.
+    thinking: str | int | None = None
+    # output_config.effort where the model supports it: "low" | "medium" | "high" | "max".
+    effort: str | None = None
+    # Seconds a request may spend retrying (connection refused, overloaded, 5xx) before it fails.
+    max_retry_seconds: float | None = None
     # Where each key's effective value came from: {"model": "project (.agent-tui/settings.json)", ...}
     sources: dict[str, str] = field(default_factory=dict)
     # Each layer's own `permissions`, lowest first, for `PermissionPolicy.from_settings`:
@@ -179,6 +188,33 @@ def _percent(value: Any) -> float:
     return value
 
 
+def _thinking(value: Any) -> str | int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if value in ("off", "adaptive"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+        raise _Invalid(f'must be "off", "adaptive" or a token budget of at least 1024 (got {value!r})')
+    return value
+
+
+def _effort(value: Any) -> str:
+    if value not in EFFORT_LEVELS:
+        raise _Invalid(f"must be one of {', '.join(EFFORT_LEVELS)} (got {value!r})")
+    return value
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _Invalid(f"must be a number of seconds above 0 (got {value!r})")
+    return float(value)
+
+
 def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _Invalid(f"must be a whole number, 0 or more (got {value!r})")
@@ -225,6 +261,10 @@ KEYS: tuple[_Key, ...] = (
     _Key("contextWindow", "context_window", "scalar", _positive_int),
     _Key("maxOutputTokens", "max_output_tokens", "scalar", _positive_int),
     _Key("baseUrl", "base_url", "scalar", _string),
+    _Key("promptCaching", "prompt_caching", "scalar", _bool),
+    _Key("thinking", "thinking", "scalar", _thinking),
+    _Key("effort", "effort", "scalar", _effort),
+    _Key("maxRetrySeconds", "max_retry_seconds", "scalar", _seconds),
 )
 _BY_KEY = {k.key: k for k in KEYS}
 # Keys a file may carry that mean nothing here (editor schema hints).
@@ -240,6 +280,9 @@ ENV_VARS: tuple[tuple[str, str], ...] = (
     ("AGENT_TUI_CONTEXT_WINDOW", "contextWindow"),
     ("AGENT_TUI_MAX_OUTPUT_TOKENS", "maxOutputTokens"),
     ("ANTHROPIC_BASE_URL", "baseUrl"),
+    ("AGENT_TUI_THINKING", "thinking"),
+    ("AGENT_TUI_EFFORT", "effort"),
+    ("AGENT_TUI_MAX_RETRY_SECONDS", "maxRetrySeconds"),
     ("AGENT_TUI_PERMISSION_MODE", "permissions.defaultMode"),
 )
 

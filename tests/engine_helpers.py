@@ -17,6 +17,21 @@ from agent_tui.tools.registry import default_tools
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05, max_retry_after=0.2)
 
 
+def system_text(body: dict[str, Any]) -> str:
+    """A request's system prompt as one string, whether sent as blocks (cached) or a string."""
+    system = body.get("system", "")
+    return system if isinstance(system, str) else "\n\n".join(b["text"] for b in system)
+
+
+def uncached(value: Any) -> Any:
+    """`value` without the prompt-cache markers, to compare request parts with the history."""
+    if isinstance(value, dict):
+        return {k: uncached(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [uncached(v) for v in value]
+    return value
+
+
 def make_session(url: str, cwd: Path, *, policy: PermissionPolicy | None = None, **options: Any) -> Session:
     options.setdefault("retry", FAST_RETRY)
     return Session(

@@ -19,7 +19,7 @@ from agent_tui.engine.messages import check_history, text_of
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.engine.query import TerminalReason
 from tests.counting import count, examples
-from tests.engine_helpers import make_session
+from tests.engine_helpers import make_session, system_text
 from tests.loopback import LoopbackServer, reply, text, tool_use
 
 
@@ -30,7 +30,7 @@ def scripted(body: dict, index: int):
     if "recover" in last_text:
         return reply("recovered")
     turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-    cwd = Path(body["system"].split("Working directory: ")[1].split("\n")[0])
+    cwd = Path(system_text(body).split("Working directory: ")[1].split("\n")[0])
     if turn == 0:
         return reply(
             text("Let me look at the project files first. "),

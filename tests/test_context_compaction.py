@@ -14,7 +14,7 @@ from agent_tui.engine.context import CLEARED_RESULT, CompactionSettings
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions import PermissionPolicy
 from agent_tui.engine.query import TerminalReason
-from tests.engine_helpers import Recorder, make_session, tool_results
+from tests.engine_helpers import Recorder, make_session, system_text, tool_results, uncached
 from tests.loopback import hang, reply, status, text, tool_use
 
 PROMPT = "Read every note file and tell me what they have in common."
@@ -93,7 +93,7 @@ async def test_autocompact_replaces_a_long_tool_history_with_a_summary_and_the_r
     assert "Going through the notes" not in texts[0]
     assert texts[1:] == [LATEST_REQUEST_LABEL, PROMPT, CONTINUE_INSTRUCTION]
     assert len(json.dumps(after["messages"])) < len(json.dumps(bodies[s - 1]["messages"])) / 5
-    assert "Answer in English." in bodies[s - 1]["system"] and "Answer in French." in after["system"]
+    assert "Answer in English." in system_text(bodies[s - 1]) and "Answer in French." in system_text(after)
     # The gauge: climbing towards the threshold, then down at the compaction.
     [compaction] = rec.of(ev.Compaction)
     assert compaction.trigger == "auto"
@@ -104,7 +104,7 @@ async def test_autocompact_replaces_a_long_tool_history_with_a_summary_and_the_r
     assert later[0] == compaction.tokens_after and max(later) < threshold / 2
     # The history left in the session is the compacted one, and valid.
     assert check_history(session.history) == []
-    assert session.history[0] == first
+    assert session.history[0] == uncached(first)
     assert "toolu_read_00" not in json.dumps(session.history)
 
 
@@ -231,8 +231,8 @@ async def test_manual_compact_with_instructions_replaces_the_history(api, tmp_pa
 
     assert terminal.result == "Next step noted."
     body = api.requests[4].body
-    assert body["messages"] == [message, {"role": "user", "content": [{"type": "text", "text": "what next?"}]}]
-    assert "Use spaces." in body["system"] and "Use tabs." not in body["system"]
+    assert uncached(body["messages"]) == [message, {"role": "user", "content": [{"type": "text", "text": "what next?"}]}]
+    assert "Use spaces." in system_text(body) and "Use tabs." not in system_text(body)
 
 
 async def test_manual_compact_of_an_empty_conversation_changes_nothing(api, tmp_path):
@@ -271,8 +271,8 @@ async def test_context_breakdown_counts_each_part_and_the_free_space(api, tmp_pa
 
     assert len(api.count_requests) == 1
     counted = api.count_requests[0].body
-    assert counted["messages"][:-1] == api.requests[-1].body["messages"]
-    assert counted["system"] == api.requests[-1].body["system"]
+    assert counted["messages"][:-1] == uncached(api.requests[-1].body["messages"])
+    assert system_text(counted) == system_text(api.requests[-1].body)
     assert exact.exact and not estimate.exact
     assert exact.window == 200_000 and exact.free == 200_000 - exact.total
     assert dict(exact.rows()).keys() == {"System prompt", "Memory files", "Tools", "Messages", "Tool results", "Free space"}

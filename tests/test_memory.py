@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_tui.engine.memory import MAX_IMPORT_DEPTH, load_memory, memory_block
-from tests.engine_helpers import make_session
+from tests.engine_helpers import make_session, system_text
 from tests.loopback import reply, tool_use
 from tests.test_print_mode import env_for, run
 
@@ -103,7 +103,7 @@ async def test_every_request_carries_the_memory_block_in_the_system_prompt(api, 
     await session.submit("hello")
 
     block = memory_block(repo)
-    assert [block in r.body["system"] for r in api.requests] == [True, True]
+    assert [block in system_text(r.body) for r in api.requests] == [True, True]
     assert "Answer in English." in block and "make check" in block
     assert [f.path for f in session.memory.files] == [user_dir / "AGENTS.md", repo / "AGENTS.md"]
     assert not any("make check" in str(m) for m in api.requests[0].body["messages"])
@@ -118,7 +118,7 @@ async def test_reload_memory_replaces_the_block(api, user_dir, repo):
     session.reload_memory()
     await session.submit("hi")
 
-    system = api.requests[0].body["system"]
+    system = system_text(api.requests[0].body)
     assert "new rule" in system and "old rule" not in system
 
 
@@ -129,4 +129,4 @@ def test_print_mode_sends_the_memory_files(api, tmp_path):
     out = run(["-p", "hi"], tmp_path, env_for(api.url))
 
     assert out.returncode == 0, out.stderr
-    assert "Always answer in haiku." in api.requests[0].body["system"]
+    assert "Always answer in haiku." in system_text(api.requests[0].body)

@@ -8,7 +8,7 @@ from agent_tui.engine import events as ev
 from agent_tui.engine.messages import REJECT_MESSAGE, check_history
 from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
 from agent_tui.engine.query import TerminalReason
-from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
+from tests.engine_helpers import Recorder, auto_answer, make_session, system_text, tool_results
 from tests.loopback import drop, hang, raw, reply, sse_error, status, text, tool_use
 
 
@@ -410,9 +410,10 @@ async def test_request_carries_system_prompt_with_environment_and_tools(api, tmp
     await session.submit("hello")
 
     body = api.requests[0].body
-    assert f"Working directory: {tmp_path.resolve()}" in body["system"]
-    assert "Is directory a git repo: No" in body["system"]
-    assert "Today's date:" in body["system"]
+    system = system_text(body)
+    assert f"Working directory: {tmp_path.resolve()}" in system
+    assert "Is directory a git repo: No" in system
+    assert "Today's date:" in system
     assert [t["name"] for t in body["tools"]] == [
         "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "TodoWrite", "Agent"
     ]

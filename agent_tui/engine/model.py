@@ -65,7 +65,14 @@ class ModelRequest:
     system: str | list[dict[str, Any]] = ""
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int = DEFAULT_MAX_TOKENS
+    # The API's `thinking` object, e.g. {"type": "adaptive"} (engine/thinking.py decides).
     thinking: dict[str, Any] | None = None
+    # output_config.effort: "low" | "medium" | "high" | "max".
+    effort: str | None = None
+    # Mark the static prefix and the newest message for the prompt cache (engine/caching.py).
+    prompt_caching: bool = False
+    # anthropic-beta flags this request needs.
+    betas: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -113,7 +120,14 @@ class MessageStop:
     usage: dict[str, int]
 
 
-StreamEvent = MessageStart | BlockStart | BlockDelta | BlockStop | MessageDelta | MessageStop
+@dataclass(slots=True)
+class StreamNotice:
+    """Something the client did on its own that the user should hear about (the loop posts a notice)."""
+
+    message: str
+
+
+StreamEvent = MessageStart | BlockStart | BlockDelta | BlockStop | MessageDelta | MessageStop | StreamNotice
 
 
 class ModelError(Exception):
@@ -379,6 +393,8 @@ class AnthropicModel:
         self._sdk: Any = None
         # False once the server answered count_tokens with "not found" (many local servers).
         self._has_count_tokens = True
+        # False once the server rejected a cache_control field (some local servers do).
+        self.prompt_caching_supported = True
 
     def _sdk_client(self) -> Any:
         if self._sdk is None:
@@ -432,31 +448,51 @@ class AnthropicModel:
         if self._sdk is not None:
             await self._sdk.close()
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+    def request_body(self, request: ModelRequest, *, caching: bool | None = None) -> dict[str, Any]:
         """The JSON body of a streaming `POST /v1/messages` for `request`."""
-        body: dict[str, Any] = {
-            "model": request.model,
-            "max_tokens": request.max_tokens,
-            "messages": request.messages,
-        }
+        from .caching import cached_messages, cached_system, cached_tools, system_text
+
+        if caching is None:
+            caching = request.prompt_caching and self.prompt_caching_supported
+        body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
         if request.system:
-            body["system"] = request.system
+            body["system"] = cached_system(request.system) if caching else system_text(request.system)
+        body["messages"] = cached_messages(request.messages) if caching else request.messages
         if request.tools:
-            body["tools"] = request.tools
+            body["tools"] = cached_tools(request.tools) if caching else request.tools
         if request.thinking:
             body["thinking"] = request.thinking
+        if request.effort:
+            body["output_config"] = {"effort": request.effort}
         body["stream"] = True
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        caching = request.prompt_caching and self.prompt_caching_supported
+        try:
+            async for event in self._stream_body(self.request_body(request, caching=caching), request.betas):
+                yield event
+            return
+        except ModelError as err:
+            if not (caching and _rejects_cache_control(err)):
+                raise
+        # A server that does not know cache_control: say so once, and never send it again.
+        self.prompt_caching_supported = False
+        yield StreamNotice(
+            "The server rejected prompt caching (cache_control); continuing without it. "
+            "Set promptCaching to false in settings to skip this."
+        )
+        async for event in self._stream_body(self.request_body(request, caching=False), request.betas):
+            yield event
+
+    async def _stream_body(self, body: dict[str, Any], betas: tuple[str, ...]) -> AsyncIterator[StreamEvent]:
         import httpx2
 
         from .transport import stream_error, transport_error
 
-        body = self.request_body(request)
         acc = StreamAccumulator()
         try:
-            async for name, data in self._transport.events(body):
+            async for name, data in self._transport.events(body, betas=list(betas)):
                 if name == "ping":
                     continue
                 if name == "error":
@@ -472,3 +508,7 @@ class AnthropicModel:
             raise transport_error(exc, self._transport.url, acc.started) from exc
         except ValueError as exc:
             raise ModelError("api_error", f"Malformed stream event: {exc}", mid_stream=acc.started) from exc
+
+
+def _rejects_cache_control(err: ModelError) -> bool:
+    return err.kind == "invalid_request" and not err.mid_stream and "cache_control" in err.message

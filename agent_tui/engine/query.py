@@ -58,9 +58,11 @@ from .model import (
     ModelClient,
     ModelError,
     ModelRequest,
+    StreamNotice,
     context_window_for,
     output_cap_for,
 )
+from .thinking import thinking_for
 from .permissions import PermissionPolicy
 
 
@@ -171,6 +173,12 @@ class QueryParams:
     reload_system: Callable[[], str | list[dict[str, Any]]] | None = None
     # What the previous query of the session left: last usage, autocompact failures.
     tracking: ContextTracking | None = None
+    # cache_control on the static prefix and the newest message (engine/caching.py).
+    prompt_caching: bool = False
+    # Extended thinking: "off" | "adaptive" | a token budget; None: adaptive for Claude models.
+    thinking: str | int | None = None
+    # output_config.effort, where the model supports it.
+    effort: str | None = None
 
 
 @dataclass
@@ -305,12 +313,19 @@ async def query(params: QueryParams) -> Terminal:
         if not settings.auto and prepared.tokens >= settings.blocking_limit(window):
             return fail(TerminalReason.BLOCKING_LIMIT, messages, _blocking_limit_message(prepared.tokens, window))
 
+        thinking = thinking_for(
+            model_name, params.thinking, max_tokens, effort=params.effort, tools=bool(api_tools)
+        )
         request = ModelRequest(
             model=model_name,
             messages=normalize_for_api(messages),
             system=state.system,
             tools=api_tools,
             max_tokens=max_tokens,
+            thinking=thinking.thinking,
+            effort=thinking.effort,
+            betas=thinking.betas,
+            prompt_caching=params.prompt_caching,
         )
         def make_executor() -> StreamingToolExecutor:
             return StreamingToolExecutor(
@@ -663,6 +678,8 @@ async def _stream_once(
             out.message = event.message
             out.stop_reason = event.stop_reason
             out.usage = event.usage
+        elif kind is StreamNotice:
+            emit(ev.Notice(kind="info", message=event.message, parent_tool_use_id=parent))
     if out.message is None:
         raise ModelError("connection", "The stream ended without a message_stop event", mid_stream=True)
     for key, value in out.usage.items():

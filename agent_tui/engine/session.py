@@ -80,6 +80,12 @@ class SessionOptions:
     max_budget_tokens: int | None = None
     # None: from the `compaction` settings table.
     compaction: CompactionSettings | None = None
+    # None: from settings (`promptCaching`, on by default).
+    prompt_caching: bool | None = None
+    # None: from settings (`thinking`: "off" | "adaptive" | a budget; unset: adaptive for Claude models).
+    thinking: str | int | None = None
+    # None: from settings (`effort`).
+    effort: str | None = None
 
 
 def is_git_repo(cwd: Path) -> bool:
@@ -329,10 +335,33 @@ class Session:
             return self.context_tracking
         return self.context_tracking.forget_usage()
 
-    def _system_after_compaction(self) -> str:
+    def _system_after_compaction(self) -> list[dict[str, Any]]:
         if self.options.load_memory:
             self.reload_memory()
-        return self.system_prompt
+        return self.system_blocks()
+
+    def system_blocks(self) -> list[dict[str, Any]]:
+        """The system prompt as requests carry it: the static prompt, the memory files in a
+        block of their own, then what was appended (each cached on its own, engine/caching.py)."""
+        memory = self.memory.block()
+        if not memory or memory not in self.system_prompt:
+            return [text_block(self.system_prompt)]
+        before, after = self.system_prompt.split(memory, 1)
+        return [text_block(part) for part in (before.rstrip(), memory, after.strip()) if part]
+
+    @property
+    def prompt_caching(self) -> bool:
+        if self.options.prompt_caching is not None:
+            return self.options.prompt_caching
+        return getattr(self.options.settings, "prompt_caching", True)
+
+    @property
+    def thinking(self) -> str | int | None:
+        return self.options.thinking or getattr(self.options.settings, "thinking", None)
+
+    @property
+    def effort(self) -> str | None:
+        return self.options.effort or getattr(self.options.settings, "effort", None)
 
     async def compact(self, instructions: str = "") -> Compacted | None:
         """`/compact [instructions]`: replace the history with a summary now.
@@ -355,7 +384,7 @@ class Session:
                 model_name=self.model.name,
                 window=self.context_window,
                 max_output=self.options.max_tokens,
-                system=self.system_prompt,
+                system=self.system_blocks(),
                 tools=tools,
                 settings=self.compaction_settings,
                 save_dir=self.results_dir,
@@ -546,7 +575,7 @@ class Session:
                     emit=self.bus.publish,
                     abort=self._abort,
                     make_context=self.make_context,
-                    system=self.system_prompt,
+                    system=self.system_blocks(),
                     model_name=self.model.name,
                     max_tokens=self.options.max_tokens,
                     max_turns=self.options.max_turns,
@@ -565,6 +594,9 @@ class Session:
                     results_dir=self.results_dir,
                     reload_system=self._system_after_compaction,
                     tracking=self._current_tracking(),
+                    prompt_caching=self.prompt_caching,
+                    thinking=self.thinking,
+                    effort=self.effort,
                 )
             )
         except Exception as exc:

@@ -25,8 +25,6 @@ from .sse import iter_sse
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 # The version header of the anthropic SDK release this project is built against.
 ANTHROPIC_VERSION = "2026-10-21"
-# Budget thinking between tool calls needs this beta; adaptive thinking interleaves on its own.
-INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 # The SDK's connect timeout: an unreachable host fails in seconds, not after the read timeout.
 CONNECT_TIMEOUT = 5.0
 

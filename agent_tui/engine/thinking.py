@@ -1,0 +1,88 @@
+"""Extended thinking: what a request asks for, per model.
+
+Setting (`thinking`, `--thinking`): "off", "adaptive", or a token budget;
+unset means "adaptive" for Claude models and off for others (a local server
+may not know the field).  Opus/Sonnet 4.6 and later decide for themselves
+(`{"type": "adaptive"}`, interleaved with tool calls, steered by `effort`);
+the Claude 4 models before them and Sonnet 3.7 take a budget
+(`{"type": "enabled", "budget_tokens": N}`, interleaved with tools through a
+beta header); models that only think adaptively get adaptive whatever the
+budget.  A budget must stay below max_tokens, and at least 1024.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# Budget thinking between tool calls needs this beta; adaptive thinking interleaves on its own.
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+MIN_BUDGET = 1024
+DEFAULT_BUDGET = 16_000
+
+_NAME = re.compile(r"claude-(?:(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d{1,2}))?(?![0-9])|(\d+)-(\d)-(sonnet))")
+# Families newer than Claude 4 that think adaptively only.
+_ADAPTIVE_ONLY = frozenset({"fable", "mythos"})
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingRequest:
+    thinking: dict[str, Any] | None = None
+    effort: str | None = None
+    betas: tuple[str, ...] = ()
+
+
+def model_generation(model: str) -> tuple[str, tuple[int, int]] | None:
+    """`claude-sonnet-4-6` -> ("sonnet", (4, 6)); `claude-3-7-sonnet-latest` -> ("sonnet", (3, 7)); else None."""
+    match = _NAME.search(model)
+    if match is None:
+        return None
+    family, major, minor, old_major, old_minor, old_family = match.groups()
+    if family is None:
+        return old_family, (int(old_major), int(old_minor))
+    # A date suffix (claude-opus-4-20250514) is not a minor version.
+    return family, (int(major), int(minor) if minor is not None else 0)
+
+
+def supports_thinking(model: str) -> bool:
+    gen = model_generation(model)
+    return gen is not None and (gen[1] >= (4, 0) or gen == ("sonnet", (3, 7)))
+
+
+def supports_adaptive(model: str) -> bool:
+    gen = model_generation(model)
+    if gen is None:
+        return False
+    family, version = gen
+    return family in _ADAPTIVE_ONLY or version >= (5, 0) or (family in ("opus", "sonnet") and version >= (4, 6))
+
+
+def adaptive_only(model: str) -> bool:
+    gen = model_generation(model)
+    if gen is None:
+        return False
+    family, version = gen
+    return family in _ADAPTIVE_ONLY or (family == "opus" and version >= (4, 7)) or version >= (5, 0)
+
+
+def thinking_for(
+    model: str, setting: str | int | None, max_tokens: int, *, effort: str | None = None, tools: bool = True
+) -> ThinkingRequest:
+    """The `thinking`, `output_config.effort` and beta headers a request to `model` carries."""
+    adaptive = supports_adaptive(model)
+    effort = effort if adaptive else None
+    if setting == "off":
+        return ThinkingRequest(effort=effort)
+    claude = model_generation(model) is not None
+    if not supports_thinking(model) and (setting is None or claude):
+        return ThinkingRequest()
+    if adaptive and (setting in (None, "adaptive") or adaptive_only(model)):
+        return ThinkingRequest({"type": "adaptive"}, effort)
+    budget = setting if isinstance(setting, int) else DEFAULT_BUDGET
+    budget = min(budget, max_tokens - 1)
+    if budget < MIN_BUDGET:
+        return ThinkingRequest(effort=effort)
+    gen = model_generation(model)
+    betas = (INTERLEAVED_THINKING_BETA,) if tools and gen is not None and gen[1] >= (4, 0) else ()
+    return ThinkingRequest({"type": "enabled", "budget_tokens": budget}, effort, betas)
