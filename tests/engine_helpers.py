@@ -32,10 +32,12 @@ def uncached(value: Any) -> Any:
     return value
 
 
-def make_session(url: str, cwd: Path, *, policy: PermissionPolicy | None = None, **options: Any) -> Session:
+def make_session(
+    url: str, cwd: Path, *, policy: PermissionPolicy | None = None, model: str = "claude-sonnet-4-6", **options: Any
+) -> Session:
     options.setdefault("retry", FAST_RETRY)
     return Session(
-        model=AnthropicModel("claude-sonnet-4-6", base_url=url, api_key="test-key"),
+        model=AnthropicModel(model, base_url=url, api_key="test-key"),
         tools=default_tools(),
         cwd=cwd,
         policy=policy or PermissionPolicy(mode="default"),

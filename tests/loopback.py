@@ -62,6 +62,7 @@ __all__ = [
     "gated",
     "hang",
     "raw",
+    "redacted_thinking",
     "reply",
     "sse_error",
     "status",
@@ -103,7 +104,7 @@ def _error_body(error_type: str, message: str) -> dict[str, Any]:
 class Block:
     """One content block of a scripted reply (build with `text`, `tool_use`, `thinking`)."""
 
-    type: str  # "text" | "tool_use" | "thinking"
+    type: str  # "text" | "tool_use" | "thinking" | "redacted_thinking"
     text: str = ""
     name: str = ""
     input: dict[str, Any] | str = field(default_factory=dict)
@@ -132,6 +133,11 @@ def tool_use(
 
 def thinking(text: str, signature: str, *, delay_before: float = 0.0) -> Block:
     return Block("thinking", text=text, signature=signature, delay_before=delay_before)
+
+
+def redacted_thinking(data: str) -> Block:
+    """An encrypted thinking block: it arrives whole in content_block_start."""
+    return Block("redacted_thinking", text=data)
 
 
 # ---------------------------------------------------------------- responses
@@ -268,6 +274,11 @@ def reply(
                 "delta": {"type": "signature_delta", "signature": b.signature}})))
             content.append({"type": "thinking", "thinking": b.text, "signature": b.signature})
             out_chars += len(b.text)
+        elif b.type == "redacted_thinking":
+            start_block = {"type": "redacted_thinking", "data": b.text}
+            body.append((b.delay_before, "content_block_start", _dumps(
+                {"type": "content_block_start", "index": index, "content_block": start_block})))
+            content.append(dict(start_block))
         elif b.type == "tool_use":
             raw_input = b.input if isinstance(b.input, str) else _dumps(b.input)
             start_block = {"type": "tool_use", "id": b.id, "name": b.name, "input": {}}
