@@ -39,6 +39,8 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dic
             "cache_read_input_tokens": terminal.usage.get("cache_read_input_tokens", 0),
             "cache_creation_input_tokens": terminal.usage.get("cache_creation_input_tokens", 0),
         },
+        # At list prices, as Claude Code reports it; null when a model used has no known price.
+        "total_cost_usd": session.cost_usd,
         "session_id": session.session_id,
         "model": getattr(session.model, "label", session.model.name),
         "terminal_reason": terminal.reason.value,

@@ -39,6 +39,7 @@ from .messages import (
     user_message,
 )
 from .model import MessageStop, ModelError, ModelRequest, output_cap_for
+from .pricing import add_usage
 
 # Room kept free in a summary request for estimation error.
 SUMMARY_MARGIN = 2_000
@@ -238,6 +239,7 @@ async def compact_conversation(
             system=env.system,
             tools=env.tools,
             max_tokens=summary_max,
+            prompt_caching=env.prompt_caching,
         )
         try:
             stop = await _summarize(env, request)
@@ -260,8 +262,8 @@ async def compact_conversation(
                 continue
             raise CompactionFailed(f"the summary request failed: {err.message}") from err
         break
-    for key, value in stop.usage.items():
-        env.usage_totals[key] = env.usage_totals.get(key, 0) + value
+    add_usage(env.usage_totals, stop.usage)
+    add_usage(env.usage_by_model.setdefault(env.model_name, {}), stop.usage)
     text = "".join(b.get("text", "") for b in stop.message.get("content", []) if b.get("type") == "text")
     summary = _extract_summary(text)
     if not summary:

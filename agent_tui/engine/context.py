@@ -367,14 +367,20 @@ class PipelineEnv:
     # query.RetryPolicy: `max_retries` and `delay(attempt, retry_after)`.
     retry: Any
     usage_totals: dict[str, int] = field(default_factory=dict)
+    # The same usage per model name (what it cost: engine/pricing.py).
+    usage_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
     parent_tool_use_id: str | None = None
+    # Mark the prefix for the prompt cache (the summary request shares it with the conversation).
+    prompt_caching: bool = False
     # hooks.HookRunner: PreCompact hooks run before each summary request.
     hooks: Any = None
 
     @cached_property
     def overhead(self) -> int:
         """System prompt and tool definitions, as an estimate."""
-        system = self.system if isinstance(self.system, str) else _dumps(self.system)
+        system = self.system if isinstance(self.system, str) else "\n\n".join(
+            b.get("text", "") for b in self.system
+        )
         tools = estimate_text(_dumps(self.tools)) if self.tools else 0
         return estimate_text(system) + tools
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -39,6 +40,24 @@ OUTPUT_CAPS: dict[str, int] = {
     "claude-3-7": 64_000,
     "claude-3-5": 8_192,
 }
+
+
+_GENERATION = re.compile(
+    r"claude-(?:(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d{1,2}))?(?![0-9])"
+    r"|(\d+)-(?:(\d)-)?(opus|sonnet|haiku))"
+)
+
+
+def model_generation(model: str) -> tuple[str, tuple[int, int]] | None:
+    """`claude-sonnet-4-6` -> ("sonnet", (4, 6)); `claude-3-5-haiku-latest` -> ("haiku", (3, 5)); else None."""
+    match = _GENERATION.search(model)
+    if match is None:
+        return None
+    family, major, minor, old_major, old_minor, old_family = match.groups()
+    if family is None:
+        return old_family, (int(old_major), int(old_minor or 0))
+    # A date suffix (claude-opus-4-20250514) is not a minor version.
+    return family, (int(major), int(minor) if minor is not None else 0)
 
 
 def context_window_for(model: str, default: int = 200_000) -> int:

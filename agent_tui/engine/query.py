@@ -62,6 +62,7 @@ from .model import (
     context_window_for,
     output_cap_for,
 )
+from .pricing import add_usage
 from .thinking import thinking_for
 from .permissions import PermissionPolicy
 
@@ -160,6 +161,8 @@ class QueryParams:
     hooks: HookRunner | None = None
     # Totals across every request of this query (for the result object).
     usage_totals: dict[str, int] = field(default_factory=dict)
+    # The same usage per model name (fallback and compaction included), for the cost.
+    usage_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
     # Called with each message the loop completes, as it completes (the transcript store).
     on_message: Callable[[Message], None] | None = None
     # Switch to this model after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a row.
@@ -261,7 +264,9 @@ async def query(params: QueryParams) -> Terminal:
         abort=params.abort,
         retry=params.retry,
         usage_totals=params.usage_totals,
+        usage_by_model=params.usage_by_model,
         parent_tool_use_id=parent,
+        prompt_caching=params.prompt_caching,
         hooks=params.hooks,
     )
     state = State(
@@ -682,8 +687,8 @@ async def _stream_once(
             emit(ev.Notice(kind="info", message=event.message, parent_tool_use_id=parent))
     if out.message is None:
         raise ModelError("connection", "The stream ended without a message_stop event", mid_stream=True)
-    for key, value in out.usage.items():
-        totals[key] = totals.get(key, 0) + value
+    add_usage(totals, out.usage)
+    add_usage(params.usage_by_model.setdefault(request.model, {}), out.usage)
     publish_usage(out.usage)
 
 

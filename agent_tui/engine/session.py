@@ -48,6 +48,7 @@ from .messages import (
 )
 from .model import DEFAULT_MAX_TOKENS, ModelClient, ModelRequest, context_window_for
 from .permissions import PermissionPolicy
+from .pricing import add_usage, total_cost_usd
 from .query import QueryParams, RetryPolicy, Terminal, TerminalReason, query, tool_to_api
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
 
@@ -159,6 +160,8 @@ class Session:
         self._watcher: ReadStateWatcher | None = None
         self.permission_denials: list[PermissionDenial] = []
         self.usage_totals: dict[str, int] = {}
+        # The same usage per model name: what the session cost (`cost_usd`).
+        self.usage_by_model: dict[str, dict[str, int]] = {}
         self.turns = 0
         self.last_terminal: Terminal | None = None
         # Last usage and autocompact failures, valid for `_tracked_history` only.
@@ -349,6 +352,16 @@ class Session:
         before, after = self.system_prompt.split(memory, 1)
         return [text_block(part) for part in (before.rstrip(), memory, after.strip()) if part]
 
+    def _add_usage(self, usage: dict[str, int], by_model: dict[str, dict[str, int]]) -> None:
+        add_usage(self.usage_totals, usage)
+        for model, model_usage in by_model.items():
+            add_usage(self.usage_by_model.setdefault(model, {}), model_usage)
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the session's requests cost at list prices; None when a model has no known price."""
+        return total_cost_usd(self.usage_by_model)
+
     @property
     def prompt_caching(self) -> bool:
         if self.options.prompt_caching is not None:
@@ -378,6 +391,7 @@ class Session:
             self._abort = asyncio.Event()
             self._running = True
             usage: dict[str, int] = {}
+            by_model: dict[str, dict[str, int]] = {}
             tools = [tool_to_api(t) for t in self.tools]
             env = PipelineEnv(
                 model=self.model,
@@ -392,6 +406,8 @@ class Session:
                 abort=self._abort,
                 retry=self.options.retry,
                 usage_totals=usage,
+                usage_by_model=by_model,
+                prompt_caching=self.prompt_caching,
                 hooks=self.hooks,
             )
             try:
@@ -412,8 +428,7 @@ class Session:
                 return None
             finally:
                 self._running = False
-                for key, value in usage.items():
-                    self.usage_totals[key] = self.usage_totals.get(key, 0) + value
+                self._add_usage(usage, by_model)
             self.history = compacted.messages
             self._system_after_compaction()
             self.context_tracking = ContextTracking()
@@ -560,6 +575,7 @@ class Session:
         self.bus.publish(ev.UserMessage(text=text, queued=queued))
         messages = list(self.history) + [user_message(prompt)]
         usage: dict[str, int] = {}
+        by_model: dict[str, dict[str, int]] = {}
         try:
             dropped = await self._prompt_hooks(text, messages)
             if dropped is None:
@@ -586,6 +602,7 @@ class Session:
                         max_concurrency=self.options.max_concurrency, denials=self.permission_denials
                     ),
                     usage_totals=usage,
+                    usage_by_model=by_model,
                     hooks=self.hooks,
                     on_message=self._persist,
                     fallback_model=self.fallback_model,
@@ -619,8 +636,7 @@ class Session:
         if self.store is not None:
             self.store.sync(history)
         self.turns += terminal.turns
-        for key, value in usage.items():
-            self.usage_totals[key] = self.usage_totals.get(key, 0) + value
+        self._add_usage(usage, by_model)
         self.last_terminal = terminal
         self.bus.publish(
             ev.QueryFinished(

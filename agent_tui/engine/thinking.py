@@ -12,16 +12,16 @@ budget.  A budget must stay below max_tokens, and at least 1024.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from .model import model_generation
 
 # Budget thinking between tool calls needs this beta; adaptive thinking interleaves on its own.
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 MIN_BUDGET = 1024
 DEFAULT_BUDGET = 16_000
 
-_NAME = re.compile(r"claude-(?:(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d{1,2}))?(?![0-9])|(\d+)-(\d)-(sonnet))")
 # Families newer than Claude 4 that think adaptively only.
 _ADAPTIVE_ONLY = frozenset({"fable", "mythos"})
 
@@ -31,18 +31,6 @@ class ThinkingRequest:
     thinking: dict[str, Any] | None = None
     effort: str | None = None
     betas: tuple[str, ...] = ()
-
-
-def model_generation(model: str) -> tuple[str, tuple[int, int]] | None:
-    """`claude-sonnet-4-6` -> ("sonnet", (4, 6)); `claude-3-7-sonnet-latest` -> ("sonnet", (3, 7)); else None."""
-    match = _NAME.search(model)
-    if match is None:
-        return None
-    family, major, minor, old_major, old_minor, old_family = match.groups()
-    if family is None:
-        return old_family, (int(old_major), int(old_minor))
-    # A date suffix (claude-opus-4-20250514) is not a minor version.
-    return family, (int(major), int(minor) if minor is not None else 0)
 
 
 def supports_thinking(model: str) -> bool:

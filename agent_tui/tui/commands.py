@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..engine.permissions import MODES
+from ..engine.pricing import format_usd
 from .state import format_seconds, format_tokens
 
 if TYPE_CHECKING:
@@ -111,7 +112,10 @@ async def _model(app: AgentApp, arg: str) -> None:
 
 async def _cost(app: AgentApp, arg: str) -> None:
     totals = app.session.usage_totals
-    lines = [
+    cost = app.session.cost_usd
+    # A model without a known price shows its tokens only.
+    lines = [f"Total cost:            {format_usd(cost)}"] if cost is not None else []
+    lines += [
         f"Input tokens:          {totals.get('input_tokens', 0):,}",
         f"Output tokens:         {totals.get('output_tokens', 0):,}",
         f"Cache read tokens:     {totals.get('cache_read_input_tokens', 0):,}",

@@ -165,3 +165,35 @@ async def test_resume_without_an_id_opens_on_the_session_list(api, tmp_path):
         listed = next(line for line in screen_text(picker).splitlines() if "33333333" in line)
         assert "remember this" in listed, listed
         assert picker.session.history == [], "the picker resumes nothing until one is chosen"
+
+
+
+async def test_cost_shows_dollars_and_the_cache_tokens(api, tmp_path):
+    api.push(reply("hello", usage={"input_tokens": 1_000, "output_tokens": 2_000, "cache_read_input_tokens": 100_000}))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 34)) as pilot:
+        await type_prompt(pilot, "hi")
+        await wait_until(pilot, finished(recorded))
+        await command(pilot, "/cost")
+        # 1k x $3 + 2k x $15 + 100k x $0.30 per million tokens (claude-sonnet-4-6)
+        await wait_until(pilot, lambda: "Total cost:            $0.0630" in screen_text(app))
+        assert "Cache read tokens:     100,000" in screen_text(app)
+
+
+async def test_cost_of_a_model_without_a_price_shows_tokens_only(api, tmp_path):
+    api.push(reply("hello", usage={"input_tokens": 1_000, "output_tokens": 2_000}))
+    session = Session(
+        model=AnthropicModel("qwen3-coder", base_url=api.url, api_key="test"),
+        tools=default_tools(),
+        cwd=tmp_path,
+        policy=PermissionPolicy(mode="default", cwd=tmp_path),
+    )
+    recorded: list[ev.Event] = []
+    session.bus.add_listener(recorded.append)
+    app = AgentApp(session)
+    async with app.run_test(size=(110, 34)) as pilot:
+        await type_prompt(pilot, "hi")
+        await wait_until(pilot, finished(recorded))
+        await command(pilot, "/cost")
+        await wait_until(pilot, lambda: "Output tokens:         2,000" in screen_text(app))
+        assert "Total cost" not in screen_text(app) and "$" not in screen_text(app)
