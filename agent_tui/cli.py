@@ -161,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         print("agent-tui: -p needs a prompt (as an argument or on stdin)", file=sys.stderr)
         return 2
 
+    from .engine.query import RetryPolicy
     from .engine.session import Session, SessionOptions
     from .tools.registry import default_tools
 
@@ -191,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             max_concurrency=settings.tools.get("maxConcurrency", 10),
             context_window=settings.context_window,
             max_budget_tokens=args.max_budget_tokens,
+            retry=RetryPolicy(max_elapsed=settings.max_retry_seconds or RetryPolicy.max_elapsed),
             settings=settings,
             mcp_servers=mcp_servers,
             persist=True,

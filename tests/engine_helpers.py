@@ -72,6 +72,6 @@ def auto_answer(session: Session, answer: PermissionAnswer) -> None:
 
 
 def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tool_result blocks of the last user message of a request body."""
-    last = body["messages"][-1]
+    """The tool_result blocks of the last user message of a request body (cache markers left out)."""
+    last = uncached(body["messages"][-1])
     return [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]

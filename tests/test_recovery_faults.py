@@ -14,7 +14,7 @@ from agent_tui.engine.messages import check_history
 from agent_tui.engine.model import AnthropicModel
 from agent_tui.engine.permissions import PermissionPolicy
 from agent_tui.engine.query import FALLBACK_RESULT, MAX_TOKENS_NUDGE, TerminalReason
-from tests.engine_helpers import Recorder, make_session
+from tests.engine_helpers import Recorder, make_session, uncached
 from tests.loopback import drop, hang, reply, sse_error, status, text, thinking, tool_use
 
 MAIN = "claude-sonnet-4-6"
@@ -307,7 +307,7 @@ async def test_max_tokens_four_times_nudges_three_times_then_ends(api, tmp_path)
     for n, request in enumerate(api.requests[1:]):
         assert request.body["max_tokens"] == 64000
         assert request.body["messages"][-2]["content"] == [{"type": "text", "text": f"part {n} of the answer"}]
-        assert request.body["messages"][-1] == {"role": "user", "content": [{"type": "text", "text": MAX_TOKENS_NUDGE}]}
+        assert uncached(request.body["messages"][-1]) == {"role": "user", "content": [{"type": "text", "text": MAX_TOKENS_NUDGE}]}
     kept = [m["content"][0]["text"] for m in session.history if m["role"] == "assistant"]
     assert kept == [f"part {n} of the answer" for n in range(4)]
     assert [m.get("_meta", False) for m in session.history if m["role"] == "user"] == [False, True, True, True]
@@ -335,7 +335,7 @@ async def test_a_cut_off_answer_keeps_its_complete_tools_and_never_runs_the_trun
     terminal = await session.submit("go")
 
     assert terminal.reason is TerminalReason.COMPLETED
-    *_, results, nudge = api.requests[1].body["messages"]
+    *_, results, nudge = uncached(api.requests[1].body["messages"])
     assert [r["tool_use_id"] for r in results["content"]] == ["t_ok", "t_cut"]
     assert results["content"][0]["content"] == "complete"
     assert results["content"][1]["is_error"] is True

@@ -175,6 +175,8 @@ class Notice(Event):
     # "retry" | "fallback" | "escalation" | "compaction" | "hook" | "error" | "info"
     kind: str
     message: str
+    # Notices with the same id are one line that front ends update in place (the retries of a request).
+    id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -176,6 +176,8 @@ class ModelError(Exception):
         self.mid_stream = mid_stream
         # The server's `x-should-retry` header, when it sent one: it overrides the kind.
         self.should_retry = should_retry
+        # Set by the loop when retrying stopped for the time limit: how many attempts, how long.
+        self.gave_up: str | None = None
 
     @property
     def retryable(self) -> bool:

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import random
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -132,6 +134,9 @@ class RetryPolicy:
     max_delay: float = 32.0
     # A server's retry-after is honoured up to this many seconds.
     max_retry_after: float = 60.0
+    # Seconds one request may spend failing and waiting before it gives up (`maxRetrySeconds`).
+    max_elapsed: float = 90.0
+    clock: Callable[[], float] = time.monotonic
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and retry_after >= 0:
@@ -575,6 +580,9 @@ async def _stream_with_retries(
     row when a fallback model is set."""
     attempt = 1
     overloaded = 0
+    started = params.retry.clock()
+    # Every retry notice of this request is one line, updated in place.
+    notice_id = f"retry-{next(_retry_ids)}"
     while True:
         executor = make_executor()
         params.emit(
@@ -599,13 +607,18 @@ async def _stream_with_retries(
             if overloaded >= MAX_CONSECUTIVE_OVERLOADED and fallback and fallback != request.model:
                 await executor.abort(reason=FALLBACK_RESULT)
                 raise _FallbackTriggered(request.model, fallback) from None
-            retrying = err.retryable and attempt <= params.retry.max_retries
+            delay = params.retry.delay(attempt, err.retry_after)
+            elapsed = params.retry.clock() - started
+            in_time = elapsed + delay <= params.retry.max_elapsed
+            retrying = err.retryable and attempt <= params.retry.max_retries and in_time
             await executor.abort(
                 reason=f"Discarded: the response failed ({_short_error(err)})" + ("; retrying" if retrying else "")
             )
             if not retrying:
+                if err.retryable and not in_time:
+                    attempts = f"{attempt} attempt{'s' if attempt != 1 else ''}"
+                    err.gave_up = f"gave up after {attempts} in {elapsed:.0f}s"
                 raise
-            delay = params.retry.delay(attempt, err.retry_after)
             where = " mid-stream" if err.mid_stream else ""
             params.emit(
                 ev.Notice(
@@ -614,6 +627,7 @@ async def _stream_with_retries(
                         f"{_short_error(err)}{where}; retrying in {delay:.1f}s "
                         f"(attempt {attempt}/{params.retry.max_retries})"
                     ),
+                    id=notice_id,
                     parent_tool_use_id=params.parent_tool_use_id,
                 )
             )
@@ -707,7 +721,14 @@ def _last_text(messages: list[Message]) -> str:
     return ""
 
 
+_retry_ids = itertools.count(1)
+# Transport messages that already say what failed and where ("Connection refused (host:port)").
+_NAMES_THE_HOST = ("Connection refused", "Cannot connect", "Connection timed out")
+
+
 def _short_error(err: ModelError) -> str:
+    if err.kind in ("connection", "timeout") and not err.mid_stream and err.message.startswith(_NAMES_THE_HOST):
+        return err.message
     labels = {
         "overloaded": "API overloaded",
         "rate_limit": "Rate limited",
@@ -754,6 +775,8 @@ def _describe_model_error(err: ModelError, model: str, compaction_failure: str |
     if err.kind == "not_found":
         return f"Model or endpoint not found ({err.status}): {err.message}. Check --model and ANTHROPIC_BASE_URL."
     if err.retryable:
-        return f"{_short_error(err)}: {err.message} (gave up after retries)"
+        label = _short_error(err)
+        detail = label if label == err.message else f"{label}: {err.message}"
+        return f"{detail} ({err.gave_up or 'gave up after retries'})"
     return f"API error ({err.status}): {err.message}"
 

@@ -88,6 +88,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         # Finished answers still drawn by Markdown widgets, frozen at the next prompt.
         self._unfrozen: list[AssistantText] = []
         self._thinking: ThinkingBlock | None = None
+        self._notice_rows: dict[str, Notice] = {}
         self._last_interrupt = float("-inf")
         self._error_shown = False
         self._interrupt_shown = False

@@ -46,6 +46,8 @@ class EngineEventsMixin:
     _text_run: TextRun | None
     _unfrozen: list[AssistantText]
     _thinking: ThinkingBlock | None
+    # Notices shown so far that carry an id (a request's retries), to update in place.
+    _notice_rows: dict[str, Notice]
     _error_shown: bool
     _interrupt_shown: bool
     _output_base: int
@@ -201,7 +203,14 @@ class EngineEventsMixin:
         if event.kind == "error":
             self._error_shown = True
         prefix = "↳ subagent: " if event.parent_tool_use_id else ""
-        await self.transcript.add(Notice(prefix + event.message, kind=event.kind))
+        row = self._notice_rows.get(event.id) if event.id else None
+        if row is not None and row.is_attached:
+            row.update(prefix + event.message)
+            return
+        row = Notice(prefix + event.message, kind=event.kind)
+        if event.id:
+            self._notice_rows[event.id] = row
+        await self.transcript.add(row)
 
     async def _on_compaction(self, event: ev.Compaction) -> None:
         await self.transcript.add(

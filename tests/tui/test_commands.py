@@ -197,3 +197,30 @@ async def test_cost_of_a_model_without_a_price_shows_tokens_only(api, tmp_path):
         await command(pilot, "/cost")
         await wait_until(pilot, lambda: "Output tokens:         2,000" in screen_text(app))
         assert "Total cost" not in screen_text(app) and "$" not in screen_text(app)
+
+
+async def test_retries_of_an_unreachable_server_are_one_updating_line(tmp_path):
+    import socket
+
+    from agent_tui.engine.query import RetryPolicy
+    from agent_tui.tui.widgets.transcript import Notice
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    session = Session(
+        model=AnthropicModel("claude-sonnet-4-6", base_url=f"http://127.0.0.1:{port}", api_key="test"),
+        tools=default_tools(),
+        cwd=tmp_path,
+        policy=PermissionPolicy(mode="default", cwd=tmp_path),
+        options=SessionOptions(retry=RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.01)),
+    )
+    recorded: list[ev.Event] = []
+    session.bus.add_listener(recorded.append)
+    app = AgentApp(session)
+    async with app.run_test(size=(110, 34)) as pilot:
+        await type_prompt(pilot, "hi")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        rows = [str(n.render()) for n in app.query(Notice) if n.has_class("-retry")]
+        assert rows == [f"Connection refused (127.0.0.1:{port}); retrying in 0.0s (attempt 3/3)"]
