@@ -167,7 +167,6 @@ async def test_resume_without_an_id_opens_on_the_session_list(api, tmp_path):
         assert picker.session.history == [], "the picker resumes nothing until one is chosen"
 
 
-
 async def test_cost_shows_dollars_and_the_cache_tokens(api, tmp_path):
     api.push(reply("hello", usage={"input_tokens": 1_000, "output_tokens": 2_000, "cache_read_input_tokens": 100_000}))
     app, recorded = make_app(api, tmp_path)
