@@ -1,4 +1,20 @@
-from agent_tui.cli import main
+"""The `agent-tui` command: Ctrl+C at any point of start-up exits 130, without a traceback."""
+
+from __future__ import annotations
+
 import sys
 
-sys.exit(main())
+
+def main() -> int:
+    try:
+        # Imported here, so that an interrupt during the imports is caught too.
+        from .cli import main as run
+
+        return run()
+    except KeyboardInterrupt:
+        # 128 + SIGINT, as a shell reports a program Ctrl+C stopped.
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

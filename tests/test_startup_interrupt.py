@@ -1,0 +1,48 @@
+"""Ctrl+C while `agent-tui` starts: exit status 130 and no traceback, wherever start-up was."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.loopback import hang
+
+AGENT = str(Path(sys.executable).with_name("agent-tui"))
+
+
+def started_agent_code(pid: int) -> bool:
+    """The process is inside agent-tui's own start-up: `agent_tui.cli` has begun importing
+    (asyncio's extension module is mapped; the interpreter's boot before the entry point
+    does not load it)."""
+    try:
+        return "_asyncio" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")
+@pytest.mark.parametrize("after", [0.0, 0.05, 0.2, 0.5])
+def test_ctrl_c_during_start_up_exits_130_without_a_traceback(api, tmp_path, after):
+    api.push(hang())  # if start-up is already over, the interrupt lands during the request
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="test-key", HOME=str(tmp_path))
+    proc = subprocess.Popen([AGENT, "-p", "hi"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        while proc.poll() is None and not started_agent_code(proc.pid):
+            time.sleep(0.001)
+        time.sleep(after)  # a point somewhere in the imports, settings, or the first request
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
