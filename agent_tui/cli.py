@@ -89,6 +89,15 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def choose_model(settings: Settings, offline: bool = False):
+    """The demo model offline or without credentials; Bedrock or Vertex AI when the environment
+    asks for them (the SDK is imported only then); else the Messages API."""
+    from .engine.providers import provider_from_env
+
+    provider = provider_from_env()
+    if not offline and provider != "anthropic":
+        from .engine.providers import ProviderModel
+
+        return ProviderModel(provider, settings.model)
     has_credentials = bool(
         os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or settings.base_url
     )
@@ -181,8 +190,13 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"agent-tui: invalid MCP configuration: {exc}", file=sys.stderr)
             return 2
+    try:
+        model = choose_model(settings, args.offline)
+    except RuntimeError as exc:
+        print(f"agent-tui: {exc}", file=sys.stderr)
+        return 2
     session = Session(
-        model=choose_model(settings, args.offline),
+        model=model,
         tools=default_tools(cwd),
         cwd=cwd,
         policy=policy,

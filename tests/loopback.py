@@ -21,6 +21,8 @@ Serving rules
   `drop`, `raw`, `hang`) are streamed whatever the request asked for.
 * ``POST /v1/messages/count_tokens`` answers ``{"input_tokens": chars/4}`` and
   consumes nothing from the script; it is recorded in ``srv.count_requests``.
+* Vertex AI's ``POST /v1/projects/P/locations/R/publishers/anthropic/models/M:streamRawPredict``
+  is served as ``/v1/messages`` (the body gets ``model`` M; the request records the Vertex path).
 * Any other path: 404 with the API's JSON error body.
 * ``message_start`` usage ``input_tokens`` is a chars/4 estimate of the request
   (system + messages + tools) unless ``usage`` gives it.
@@ -42,6 +44,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 import signal
 import sys
@@ -487,6 +490,9 @@ _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"
             504: "Gateway Timeout", 529: "Overloaded"}
 
 
+_VERTEX_ROUTE = re.compile(r"/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/(?P<model>[^/:]+):streamRawPredict")
+
+
 class _ClientGone(Exception):
     pass
 
@@ -695,6 +701,10 @@ class LoopbackServer:
     async def _respond(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, buf: bytearray,
                        method: str, path: str, headers: dict[str, str], raw_body: bytes) -> bool:
         route = path.split("?", 1)[0]
+        vertex = _VERTEX_ROUTE.fullmatch(route)
+        if vertex is not None:
+            # Vertex AI names the model in the path; the rest is the Messages API.
+            path, route = route, "/v1/messages"
         if method != "POST" or route not in ("/v1/messages", "/v1/messages/count_tokens"):
             await self._send_json(writer, 404, _dumps(_error_body(
                 "not_found_error", f"Not found: {method} {route}")).encode())
@@ -708,7 +718,9 @@ class LoopbackServer:
             await self._send_json(writer, 400, _dumps(_error_body(
                 "invalid_request_error", f"Request body is not valid JSON: {exc}")).encode())
             return True
-        received = Received(body, headers, time.monotonic(), route)
+        if vertex is not None:
+            body.setdefault("model", vertex["model"])
+        received = Received(body, headers, time.monotonic(), path if vertex is not None else route)
         if route == "/v1/messages/count_tokens":
             self._record(self.count_requests, received)
             await self._send_json(writer, 200, _dumps({"input_tokens": _estimate_tokens(body)}).encode())

@@ -471,22 +471,9 @@ class AnthropicModel:
 
     def request_body(self, request: ModelRequest, *, caching: bool | None = None) -> dict[str, Any]:
         """The JSON body of a streaming `POST /v1/messages` for `request`."""
-        from .caching import cached_messages, cached_system, cached_tools, system_text
-
         if caching is None:
             caching = request.prompt_caching and self.prompt_caching_supported
-        body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
-        if request.system:
-            body["system"] = cached_system(request.system) if caching else system_text(request.system)
-        body["messages"] = cached_messages(request.messages) if caching else request.messages
-        if request.tools:
-            body["tools"] = cached_tools(request.tools) if caching else request.tools
-        if request.thinking:
-            body["thinking"] = request.thinking
-        if request.effort:
-            body["output_config"] = {"effort": request.effort}
-        body["stream"] = True
-        return body
+        return request_body(request, caching=caching)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         caching = request.prompt_caching and self.prompt_caching_supported
@@ -529,6 +516,24 @@ class AnthropicModel:
             raise transport_error(exc, self._transport.url, acc.started) from exc
         except ValueError as exc:
             raise ModelError("api_error", f"Malformed stream event: {exc}", mid_stream=acc.started) from exc
+
+
+def request_body(request: ModelRequest, *, caching: bool) -> dict[str, Any]:
+    """The JSON body of a streaming Messages-API request (cache markers when `caching`)."""
+    from .caching import cached_messages, cached_system, cached_tools, system_text
+
+    body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
+    if request.system:
+        body["system"] = cached_system(request.system) if caching else system_text(request.system)
+    body["messages"] = cached_messages(request.messages) if caching else request.messages
+    if request.tools:
+        body["tools"] = cached_tools(request.tools) if caching else request.tools
+    if request.thinking:
+        body["thinking"] = request.thinking
+    if request.effort:
+        body["output_config"] = {"effort": request.effort}
+    body["stream"] = True
+    return body
 
 
 def _rejects_cache_control(err: ModelError) -> bool:
