@@ -115,3 +115,23 @@ async def test_thinking_streams_and_signatures_go_back_byte_for_byte_between_too
 )
 def test_what_each_model_is_asked_for(model, setting, expected):
     assert thinking_for(model, setting, 32_000).thinking == expected
+
+
+async def test_a_tool_turn_written_without_thinking_is_answered_without_a_budget(api, tmp_path):
+    # A fallback strips thinking blocks; the fallback model's next request must not demand one.
+    from tests.loopback import status
+
+    overloaded = status(529, "overloaded_error", "Overloaded")
+    api.push(reply(thinking("Look first.", "sig-main"), tool_use("Glob", {"pattern": "*"}, id="t1")),
+             overloaded, overloaded, overloaded, reply("done"))
+    session = make_session(api.url, tmp_path, model="claude-sonnet-4-5", thinking=4000,
+                           fallback_model="claude-opus-4-1")
+
+    terminal = await session.submit("look")
+
+    assert terminal.result == "done"
+    first, *_, after_fallback = (r.body for r in api.requests)
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 4000}
+    assert after_fallback["model"] == "claude-opus-4-1"
+    assert after_fallback["messages"][1]["content"][0]["type"] == "tool_use"
+    assert "thinking" not in after_fallback

@@ -65,7 +65,7 @@ from .model import (
     output_cap_for,
 )
 from .pricing import add_usage
-from .thinking import thinking_for
+from .thinking import continues_with_thinking, thinking_for
 from .permissions import PermissionPolicy
 
 
@@ -326,9 +326,12 @@ async def query(params: QueryParams) -> Terminal:
         thinking = thinking_for(
             model_name, params.thinking, max_tokens, effort=params.effort, tools=bool(api_tools)
         )
+        api_messages = normalize_for_api(messages)
+        if not continues_with_thinking(api_messages, thinking.thinking):
+            thinking = replace(thinking, thinking=None, betas=())
         request = ModelRequest(
             model=model_name,
-            messages=normalize_for_api(messages),
+            messages=api_messages,
             system=state.system,
             tools=api_tools,
             max_tokens=max_tokens,

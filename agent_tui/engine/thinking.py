@@ -54,6 +54,21 @@ def adaptive_only(model: str) -> bool:
     return family in _ADAPTIVE_ONLY or (family == "opus" and version >= (4, 7)) or version >= (5, 0)
 
 
+def continues_with_thinking(messages: list[dict[str, Any]], thinking: dict[str, Any] | None) -> bool:
+    """Whether `thinking` may be sent with `messages`.  With a budget, the API requires the
+    assistant turn that tool results answer to begin with a thinking block; one written
+    without thinking (thinking turned on mid-turn, or stripped by a model fallback) cannot."""
+    if not thinking or thinking.get("type") != "enabled" or len(messages) < 2:
+        return True
+    last, previous = messages[-1], messages[-2]
+    content = last.get("content")
+    answers_tools = isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
+    if not answers_tools or previous.get("role") != "assistant":
+        return True
+    blocks = previous.get("content") or []
+    return bool(blocks) and blocks[0].get("type") in ("thinking", "redacted_thinking")
+
+
 def thinking_for(
     model: str, setting: str | int | None, max_tokens: int, *, effort: str | None = None, tools: bool = True
 ) -> ThinkingRequest:
