@@ -23,6 +23,7 @@ Serving rules
   consumes nothing from the script; it is recorded in ``srv.count_requests``.
 * Vertex AI's ``POST /v1/projects/P/locations/R/publishers/anthropic/models/M:streamRawPredict``
   is served as ``/v1/messages`` (the body gets ``model`` M; the request records the Vertex path).
+* ``GET /v1/models`` lists ``srv.models`` (empty by default).
 * Any other path: 404 with the API's JSON error body.
 * ``message_start`` usage ``input_tokens`` is a chars/4 estimate of the request
   (system + messages + tools) unless ``usage`` gives it.
@@ -510,6 +511,7 @@ class LoopbackServer:
         self.disconnects: list[float] = []
         self.errors: list[str] = []  # unscripted requests, handler failures, bad requests
         self.connections = 0  # TCP connections accepted (keep-alive reuses one)
+        self.models: list[str] = []  # what GET /v1/models lists
         self._queue: deque[Response] = deque()
         self._cond = threading.Condition()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -701,6 +703,14 @@ class LoopbackServer:
     async def _respond(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, buf: bytearray,
                        method: str, path: str, headers: dict[str, str], raw_body: bytes) -> bool:
         route = path.split("?", 1)[0]
+        if method == "GET" and route == "/v1/models":
+            data = [{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+                    for m in self.models]
+            await self._send_json(writer, 200, _dumps({
+                "data": data, "has_more": False,
+                "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None,
+            }).encode())
+            return True
         vertex = _VERTEX_ROUTE.fullmatch(route)
         if vertex is not None:
             # Vertex AI names the model in the path; the rest is the Messages API.

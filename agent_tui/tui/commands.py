@@ -95,7 +95,12 @@ async def _model(app: AgentApp, arg: str) -> None:
     model = app.session.model
     if not arg:
         offline = " — the offline demo model; set ANTHROPIC_API_KEY to talk to Claude" if model.offline else ""
-        app.say(f"Model: {model.label}{offline} · context window {format_tokens(app.session.context_window)}")
+        lines = [f"Model: {model.label}{offline} · context window {format_tokens(app.session.context_window)}"]
+        list_models = getattr(model, "list_models", None)
+        available = await list_models() if list_models is not None else []
+        if available:
+            lines.append("Available: " + ", ".join(available) + " (/model NAME switches)")
+        app.say("\n".join(lines))
         return
     if model.offline:
         app.say("The offline demo model cannot switch models; start agent-tui with an API key.", kind="error")

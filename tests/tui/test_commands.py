@@ -223,3 +223,12 @@ async def test_retries_of_an_unreachable_server_are_one_updating_line(tmp_path):
         await settle(pilot, app)
         rows = [str(n.render()) for n in app.query(Notice) if n.has_class("-retry")]
         assert rows == [f"Connection refused (127.0.0.1:{port}); retrying in 0.0s (attempt 3/3)"]
+
+
+async def test_model_lists_what_the_server_offers(api, tmp_path):
+    api.models = ["claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"]
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await command(pilot, "/model")
+        await wait_until(pilot, lambda: "Available: claude-opus-4-6, claude-sonnet-4-6, claude-haiku-4-5" in screen_text(app))
+        assert "Model: claude-sonnet-4-6" in screen_text(app)
