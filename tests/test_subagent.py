@@ -14,7 +14,7 @@ from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
 from agent_tui.engine.query import TerminalReason
 from agent_tui.tools.agent import AgentTool
-from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
+from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results, uncached
 from tests.loopback import LoopbackServer, Response, reply, text, tool_use
 
 
@@ -91,7 +91,7 @@ async def test_subagent_has_a_fresh_history_and_the_parent_tools_minus_agent(api
     [sub_request] = seen["Summarise the repo"]
     assert "Agent" in tool_names(seen["parent"][0])
     assert tool_names(sub_request) == [n for n in tool_names(seen["parent"][0]) if n != "Agent"]
-    assert sub_request["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Summarise the repo"}]}]
+    assert uncached(sub_request["messages"]) == [{"role": "user", "content": [{"type": "text", "text": "Summarise the repo"}]}]
 
 
 async def test_a_subagent_cannot_start_another_agent(api, tmp_path):
@@ -266,3 +266,21 @@ def _alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+async def test_a_subagent_asks_for_thinking_and_caching_as_the_session_does(api, tmp_path):
+    seen = route(
+        api,
+        parent=[reply(agent_call("Count the files.", "t_agent")), reply("Done.")],
+        **{"Count the files.": [reply("There are none.")]},
+    )
+    session = make_session(api.url, tmp_path, model="claude-opus-4-6", thinking="off", effort="low")
+
+    await session.submit("delegate")
+
+    [sub_request] = seen["Count the files."]
+    parent_request = seen["parent"][0]
+    for body in (parent_request, sub_request):
+        assert "thinking" not in body
+        assert body["output_config"] == {"effort": "low"}
+        assert body["system"][0]["cache_control"] == {"type": "ephemeral"}

@@ -193,6 +193,9 @@ async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContex
         fallback_model=session.fallback_model,
         compaction=session.compaction_settings,
         results_dir=session.results_dir,
+        prompt_caching=session.prompt_caching,
+        thinking=session.thinking,
+        effort=session.effort,
     )
     run = asyncio.ensure_future(query(params))
     relay = asyncio.ensure_future(_relay(ctx.abort, abort))
