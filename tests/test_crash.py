@@ -26,6 +26,7 @@ import pytest
 from agent_tui.engine.messages import check_history, normalize_for_api
 from agent_tui.engine.store import load_transcript, sessions_in
 from tests.counting import count
+from tests.engine_helpers import uncached
 from tests.loopback import LoopbackServer, reply, text, tool_use
 from tests.test_print_mode import AGENT, env_for
 
@@ -141,7 +142,7 @@ def one_run(root: Path, seed: int, turn: int | None = None) -> Outcome:
         if killed:
             proc.kill()
         proc.wait(timeout=30)
-        before = [r.body for r in srv.requests]
+        before = [uncached(r.body) for r in srv.requests]
 
         [folder] = data.glob("projects/*")
         [info] = sessions_in(folder)
@@ -154,7 +155,7 @@ def one_run(root: Path, seed: int, turn: int | None = None) -> Outcome:
             [AGENT, "-p", "--continue", CONTINUE_PROMPT, "--output-format", "json"],
             cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
         )
-        sent = srv.requests[-1].body["messages"] if len(srv.requests) > len(before) else []
+        sent = uncached(srv.requests[-1].body["messages"]) if len(srv.requests) > len(before) else []
         continue_problems = check_history(sent)
         if len(complete) - _kept(complete, sent):
             continue_problems.append("the request after --continue lost messages")

@@ -14,6 +14,7 @@ from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.widgets.permission import PermissionPrompt
+from tests.engine_helpers import uncached
 from tests.loopback import hang, reply, text, tool_use
 
 from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
@@ -84,7 +85,8 @@ async def test_config_memory_mcp_and_todos_answer(api, tmp_path):
     (tmp_path / "AGENTS.md").write_text("Always use tabs.\n")
     app, _ = make_app(api, tmp_path)
     app.session.options.settings = Settings(model="claude-sonnet-4-6", sources={"model": "project"})
-    async with app.run_test(size=(120, 40)) as pilot:
+    # Tall enough for every /config row, the model's source among them.
+    async with app.run_test(size=(120, 48)) as pilot:
         await command(pilot, "/memory")
         await wait_until(pilot, lambda: "17 chars" in screen_text(app))
         assert "AGENTS.md" in screen_text(app)
@@ -144,7 +146,7 @@ async def test_resume_replays_a_stored_session_and_continues_it(api, tmp_path):
     expected = [*original_history, {"role": "user", "content": [{"type": "text", "text": "and now?"}]}]
     from agent_tui.engine.messages import normalize_for_api
 
-    assert body["messages"] == normalize_for_api(expected)
+    assert uncached(body["messages"]) == normalize_for_api(expected)
 
 
 async def test_resume_without_an_id_opens_on_the_session_list(api, tmp_path):
