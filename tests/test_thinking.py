@@ -135,3 +135,30 @@ async def test_a_tool_turn_written_without_thinking_is_answered_without_a_budget
     assert after_fallback["model"] == "claude-opus-4-1"
     assert after_fallback["messages"][1]["content"][0]["type"] == "tool_use"
     assert "thinking" not in after_fallback
+
+
+def test_the_thinking_flag_reaches_the_request(api, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    agent = str(Path(sys.executable).with_name("agent-tui"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_TUI_THINKING"))}
+    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="test-key", HOME=str(tmp_path))
+    api.push(reply("budget"), reply("off"))
+    for flag in ("3000", "off"):
+        out = subprocess.run([agent, "-p", "hi", "--model", "claude-sonnet-4-5", "--thinking", flag], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+    budget, off = (r.body for r in api.requests)
+    assert budget["thinking"] == {"type": "enabled", "budget_tokens": 3000}
+    assert "thinking" not in off
+
+
+def test_a_budget_below_the_minimum_is_reported(tmp_path):
+    from agent_tui.config import load_settings
+
+    settings = load_settings(tmp_path, flags={"thinking": "500"})
+    assert settings.thinking is None
+    assert any("thinking" in p and "at least 1024" in p for p in settings.problems)
