@@ -9,6 +9,8 @@ import os
 from collections import deque
 from typing import Any
 
+import pytest
+
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
@@ -284,3 +286,20 @@ async def test_a_subagent_asks_for_thinking_and_caching_as_the_session_does(api,
         assert "thinking" not in body
         assert body["output_config"] == {"effort": "low"}
         assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+
+
+async def test_what_a_subagent_spends_counts_in_the_session_cost(api, tmp_path):
+    route(
+        api,
+        parent=[reply(agent_call("Count the files.", "t_agent"), usage={"input_tokens": 100, "output_tokens": 10}),
+                reply("Done.", usage={"input_tokens": 200, "output_tokens": 20})],
+        **{"Count the files.": [reply("There are none.", usage={"input_tokens": 1_000, "output_tokens": 100})]},
+    )
+    session = make_session(api.url, tmp_path)
+
+    await session.submit("delegate")
+
+    assert session.usage_totals["input_tokens"] == 1_300
+    assert session.usage_totals["output_tokens"] == 130
+    assert session.usage_by_model["claude-sonnet-4-6"]["output_tokens"] == 130
+    assert session.cost_usd == pytest.approx((1_300 * 3 + 130 * 15) / 1e6)

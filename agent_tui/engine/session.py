@@ -352,7 +352,8 @@ class Session:
         before, after = self.system_prompt.split(memory, 1)
         return [text_block(part) for part in (before.rstrip(), memory, after.strip()) if part]
 
-    def _add_usage(self, usage: dict[str, int], by_model: dict[str, dict[str, int]]) -> None:
+    def add_usage_totals(self, usage: dict[str, int], by_model: dict[str, dict[str, int]]) -> None:
+        """Count tokens spent outside the session's own queries too (a subagent's)."""
         add_usage(self.usage_totals, usage)
         for model, model_usage in by_model.items():
             add_usage(self.usage_by_model.setdefault(model, {}), model_usage)
@@ -428,7 +429,7 @@ class Session:
                 return None
             finally:
                 self._running = False
-                self._add_usage(usage, by_model)
+                self.add_usage_totals(usage, by_model)
             self.history = compacted.messages
             self._system_after_compaction()
             self.context_tracking = ContextTracking()
@@ -636,7 +637,7 @@ class Session:
         if self.store is not None:
             self.store.sync(history)
         self.turns += terminal.turns
-        self._add_usage(usage, by_model)
+        self.add_usage_totals(usage, by_model)
         self.last_terminal = terminal
         self.bus.publish(
             ev.QueryFinished(

@@ -209,6 +209,8 @@ async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContex
         raise
     finally:
         relay.cancel()
+        # What the subagent spent is the session's too (/cost, total_cost_usd).
+        session.add_usage_totals(params.usage_totals, params.usage_by_model)
 
 
 async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
