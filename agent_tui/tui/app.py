@@ -39,7 +39,8 @@ from .widgets.permission import PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
 from .widgets.timeline import Timeline
 from .widgets.tool_call import ToolCall
-from .widgets.transcript import AssistantText, Notice, ThinkingBlock, Transcript
+from .widgets.thinking import ThinkingBlock
+from .widgets.transcript import AssistantText, Notice, Transcript
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
@@ -256,10 +257,13 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         timeline.display = not timeline.display
 
     def action_expand_output(self) -> None:
-        for call in reversed(list(self._tool_calls.values())):
-            if call.is_attached and (call.has_output or call.expanded):
-                call.toggle()
-                call.scroll_visible(animate=False)
+        """Expand or collapse the latest tool output or thinking block."""
+        for entry in reversed(self.transcript.children):
+            if isinstance(entry, ThinkingBlock) or (
+                isinstance(entry, ToolCall) and (entry.has_output or entry.expanded)
+            ):
+                entry.toggle()
+                entry.scroll_visible(animate=False)
                 return
 
     def action_show_transcript(self) -> None:
@@ -280,7 +284,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         yield SystemCommand("Clear conversation", "Start over; forgets the history (/clear)", self.clear_conversation)
         yield SystemCommand("Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", self.action_toggle_timeline)
         yield SystemCommand("Cycle permission mode", "default → acceptEdits → plan (Shift+Tab)", self.action_cycle_mode)
-        yield SystemCommand("Expand tool output", "Expand or collapse the latest tool output (Ctrl+O)", self.action_expand_output)
+        yield SystemCommand("Expand output", "Expand or collapse the latest tool output or thinking (Ctrl+O)", self.action_expand_output)
         yield SystemCommand("Show transcript", "The whole conversation (/transcript)", self.action_show_transcript)
         yield SystemCommand("Export transcript", "Write the conversation as Markdown (/export)", self.action_export_transcript)
         yield SystemCommand("Usage", "Tokens and time of this session (/cost)", lambda: self.run_slash_later("cost"))

@@ -54,7 +54,7 @@ HELP = """\
 | Ctrl+Q | quit |
 | Shift+Tab | cycle the permission mode |
 | Ctrl+T | show / hide the timeline |
-| Ctrl+O | expand / collapse the latest tool output |
+| Ctrl+O | expand / collapse the latest tool output or thinking |
 | Ctrl+P | command palette |
 | y / a / n / e | answer a permission prompt |
 

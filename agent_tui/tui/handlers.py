@@ -20,7 +20,8 @@ from .mentions import Prompt
 from .state import AWAITING, RUNNING, ToolRecord, TurnRecord, display_summary
 from .streaming import TextRun, freeze
 from .widgets.tool_call import ToolCall
-from .widgets.transcript import AssistantText, Notice, ThinkingBlock, UserPrompt
+from .widgets.thinking import ThinkingBlock
+from .widgets.transcript import AssistantText, Notice, UserPrompt
 
 # Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
 _REPEATS = itertools.count(2)

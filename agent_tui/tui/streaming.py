@@ -4,11 +4,17 @@ The run (one text content block) is cut into segments at paragraph
 boundaries (`segments.py`).  The segment being written lives in an
 `AssistantText` (Textual's Markdown) fed by `Markdown.get_stream()` from a
 worker, which coalesces whatever arrives while the widget is busy and is
-stopped in a `finally`.  A segment the stream has moved past is frozen into
-one `FrozenMarkdown` widget; segments that arrive whole in one batch (a fast
-server) go straight to frozen widgets; the last segment is frozen when the
-next prompt starts.  So the widget count of an answer, and the work per
-frame, stay bounded however long the answer or the session is.
+stopped in a `finally`.  Segments the stream has moved past are frozen into
+`FrozenMarkdown` widgets (one parse, one widget for up to `FROZEN_CHARS`);
+the last segment is frozen when the next prompt starts.  So the widget count
+of an answer, and the work per frame, stay bounded however long the answer
+or the session is.
+
+A fast server (or a slow frame) delivers many segments in one batch.  Only
+the newest of them that fit the transcript's line budget are rendered: the
+rest would be pruned right after layout, so they are counted as pruned and
+never drawn (`/transcript` shows everything).  The app yields to the event
+loop between frozen widgets, so frames keep flowing while a batch is drawn.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 from .segments import SegmentSplitter
 from .widgets.markdown_lite import FrozenMarkdown
 from .widgets.transcript import AssistantText, Transcript
+
+# Text per frozen widget: few widgets to lay out, and one render stays short enough for a frame.
+FROZEN_CHARS = 8000
 
 
 async def _pump(widget: AssistantText, chunks: asyncio.Queue[str | None]) -> None:
@@ -38,7 +47,12 @@ class _LiveSegment:
         self.widget = widget
         self.worker = worker
         self.chunks = chunks
-        self.parts: list[str] = []
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        # A segment is at most a few thousand characters, so one string is cheaper than a list of deltas.
+        self.text += text
+        self.chunks.put_nowait(text)
 
     async def stop(self) -> None:
         self.chunks.put_nowait(None)
@@ -46,6 +60,25 @@ class _LiveSegment:
             await self.worker.wait()
         except (WorkerCancelled, WorkerFailed):
             pass  # reported by the app's worker handler
+
+
+def estimated_lines(text: str, width: int) -> int:
+    """About how many lines `text` takes once wrapped at `width` (no rendering needed)."""
+    width = max(width, 20)
+    return sum(len(line) // width + 1 for line in text.split("\n"))
+
+
+def group_segments(texts: list[str], limit: int = FROZEN_CHARS) -> list[str]:
+    """Consecutive segments joined into pieces of about `limit` characters (segment boundaries kept)."""
+    out: list[str] = []
+    for text in texts:
+        if not text.strip():
+            continue
+        if out and len(out[-1]) + len(text) <= limit:
+            out[-1] += text
+        else:
+            out.append(text)
+    return out
 
 
 class TextRun:
@@ -60,14 +93,13 @@ class TextRun:
     async def write(self, text: str) -> None:
         pieces = self._splitter.split(text)
         if len(pieces) > 1:
-            done = "".join(self._live.parts) if self._live is not None else ""
+            done = self._live.text if self._live is not None else ""
             await self._freeze([done + pieces[0], *pieces[1:-1]])
         tail = pieces[-1]
         if tail:
             if self._live is None:
                 self._live = await self._start_live()
-            self._live.parts.append(tail)
-            self._live.chunks.put_nowait(tail)
+            self._live.write(tail)
 
     async def finish(self) -> AssistantText | None:
         """End the run once the live segment has written its last line; that widget."""
@@ -77,7 +109,6 @@ class TextRun:
         await live.stop()
         self._transcript.protected.discard(live.widget)
         return live.widget
-
 
     def _classes(self) -> str:
         first = not self._started
@@ -92,21 +123,39 @@ class TextRun:
         worker = self._app.run_worker(_pump(widget, chunks), group="text", exit_on_error=False)
         return _LiveSegment(widget, worker, chunks)
 
+    def _shown(self, pieces: list[str]) -> list[str]:
+        """The newest pieces that fit the transcript's line budget (always the last one)."""
+        transcript = self._transcript
+        budget, width = transcript.line_budget, transcript.text_width
+        lines = 0
+        for n in range(len(pieces) - 1, -1, -1):
+            lines += estimated_lines(pieces[n], width)
+            if lines > budget and n < len(pieces) - 1:
+                transcript.count_unshown(n + 1)
+                return pieces[n + 1 :]
+        return pieces
+
     async def _freeze(self, texts: list[str]) -> None:
         live, self._live = self._live, None
         if live is not None:
             await live.stop()
-        classes = live.widget.classes if live is not None else None
-        widgets = []
-        for n, text in enumerate(t for t in texts if t.strip()):
-            cls = " ".join(classes) if n == 0 and classes is not None else self._classes()
-            widgets.append(FrozenMarkdown(text, classes=cls))
+        pieces = self._shown(group_segments(texts))
+        transcript = self._transcript
+        for n, piece in enumerate(pieces):
+            if n == 0 and live is not None:
+                # The first piece takes the live widget's place (and its classes).
+                widget = FrozenMarkdown(piece, classes=" ".join(live.widget.classes))
+                await transcript.add(widget, before=live.widget)
+                transcript.protected.discard(live.widget)
+                await live.widget.remove()
+                live = None
+            else:
+                await transcript.add(FrozenMarkdown(piece, classes=self._classes()))
+            # A frame may be drawn between two renders.
+            await asyncio.sleep(0)
         if live is not None:
-            await self._transcript.add(*widgets, before=live.widget)
-            self._transcript.protected.discard(live.widget)
+            transcript.protected.discard(live.widget)
             await live.widget.remove()
-        elif widgets:
-            await self._transcript.add(*widgets)
 
 
 async def freeze(transcript: Transcript, widgets: list[AssistantText]) -> None:

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from tests.bench.peer import PtyApp, agent_env, claude_env, claude_version, find_agent, find_claude
 
-TARGETS = {"first paint": (0.6, 1.0), "last line": (None, 1.0), "cpu": (None, 0.8), "rss": (100.0, None)}
+TARGETS = {"first paint": (0.6, 1.0), "last line": (None, 1.0), "cpu": (None, 0.8), "rss": (100.0, None),
+           "frame": (0.05, None)}
 WORDS = "the agent reads files streams tokens renders markdown while tools run in parallel and the timeline shows each call".split()
 LAST_LINE = b"THE-LAST-LINE"
 PROMPT = "write a very long answer"
@@ -119,9 +120,12 @@ def one_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
         app.submit(PROMPT)
         since = len(app.output)
         cpu0, t0 = app.cpu(), time.monotonic()
+        app.track()
         t1 = app.wait_text(LAST_LINE, since)
-        return {"paint": paint, "idle_rss": idle_rss, "last_line": t1 - t0, "cpu": app.cpu() - cpu0,
-                "peak_rss": app.peak_rss_mb()}
+        cpu = app.cpu() - cpu0
+        pause, pause_cpu = app.longest_pauses()
+        return {"paint": paint, "idle_rss": idle_rss, "last_line": t1 - t0, "cpu": cpu,
+                "peak_rss": app.peak_rss_mb(), "pause": pause, "pause_cpu": pause_cpu}
 
 
 def side_by_side(programs: dict[str, Launcher], repeat: int) -> dict[str, dict[str, float]]:
@@ -202,6 +206,8 @@ def report(figures: dict[str, dict[str, float]]) -> str:
         ("last_line", "330 KB answer: Enter to last line", "s", "last line", "<= 1.0x"),
         ("cpu", "330 KB answer: CPU", "s", "cpu", "<= 0.8x"),
         ("peak_rss", "330 KB answer: peak RSS", "MB", None, "-"),
+        ("pause", "330 KB answer: longest pause in output", "s", None, "-"),
+        ("pause_cpu", "330 KB answer: most CPU between outputs", "s", "frame", "<= 0.05 s (20 fps)"),
     ):
         value = ours[key]
         other = theirs[key] if theirs else None

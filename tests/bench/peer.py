@@ -159,6 +159,8 @@ class PtyApp:
         self.output = bytearray()
         self.drawn = 0  # visible characters so far
         self.status: int | None = None
+        # (wall, CPU of the program) at each read, while `track()` is on.
+        self.reads: list[tuple[float, float]] | None = None
 
     def _read(self, timeout: float) -> bool:
         ready, _, _ = select.select([self.fd], [], [], timeout)
@@ -172,7 +174,24 @@ class PtyApp:
             raise SystemExit(f"bench: the program exited early; it wrote:\n{self._tail()}")
         self.output += data
         self.drawn += visible(data)
+        if self.reads is not None:
+            self.reads.append((time.monotonic(), self.cpu()))
         return True
+
+    def track(self) -> None:
+        """From now on, note the time and the program's CPU at each output."""
+        self.reads = [(time.monotonic(), self.cpu())]
+
+    def longest_pauses(self) -> tuple[float, float]:
+        """The longest stretch without output since `track()`: in seconds, and in the program's CPU seconds.
+
+        The CPU figure is what the program computed between two screen updates: unlike
+        wall time, other load on the machine does not stretch it (clock-tick resolution)."""
+        reads = self.reads or []
+        pairs = list(zip(reads, reads[1:]))
+        if not pairs:
+            return 0.0, 0.0
+        return max(b[0] - a[0] for a, b in pairs), max(b[1] - a[1] for a, b in pairs)
 
     def _tail(self) -> str:
         return _ESCAPES.sub(b"", bytes(self.output[-3000:])).decode("utf-8", "replace")

@@ -14,8 +14,10 @@ from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
 from agent_tui.tui.state import DONE, QUEUED, RUNNING
 from agent_tui.tui.widgets.permission import PermissionPrompt
+from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
-from tests.loopback import gated, hang, reply, text, tool_use
+from agent_tui.tui.widgets.transcript import AssistantText
+from tests.loopback import gated, hang, reply, text, thinking, tool_use
 
 from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until
 
@@ -305,6 +307,30 @@ async def test_ctrl_o_expands_the_latest_tool_output(api, tmp_path):
         await pilot.press("ctrl+o")
         await pilot.pause(0.1)
         assert "WORD2" in screen_text(app)
+
+
+async def test_thinking_streams_into_a_dimmed_collapsed_line_that_ctrl_o_expands(api, tmp_path):
+    api.push(reply(thinking("First check the PLAN-NOTE, then answer.", "sig-1"), text("The answer."), chunk=6))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "think first")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        shown = screen_text(app)
+        assert "✻ Thought" in shown and "The answer." in shown
+        assert "PLAN-NOTE" not in shown
+        block = app.transcript.query_one(ThinkingBlock)
+        answer = app.transcript.query_one(AssistantText)
+        assert block.rich_style.color != answer.rich_style.color  # dimmed next to the answer
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        assert "First check the PLAN-NOTE, then answer." in screen_text(app)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        assert "PLAN-NOTE" not in screen_text(app)
+    # The thinking block goes back to the model with its signature.
+    assert app.session.history[1]["content"][0] == {
+        "type": "thinking", "thinking": "First check the PLAN-NOTE, then answer.", "signature": "sig-1"}
 
 
 async def test_keymap_remaps_a_binding(api, tmp_path):

@@ -10,12 +10,17 @@ theme variables, so a segment looks the same once its stream has moved on.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from textual.content import Content
+from textual.content import Content, Span
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+
 _HEADING_STYLES = {
     "h1": "$markdown-h1-color $markdown-h1-text-style",
     "h2": "$markdown-h2-color $markdown-h2-text-style",
@@ -87,11 +92,37 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("gfm-like")
 
 
-def _highlight(code: str, language: str | None) -> Content:
-    # Pygments loads on the first code block, not at start-up.
-    from textual.highlight import highlight
+@lru_cache(maxsize=64)
+def _lexer(language: str) -> Lexer:
+    # Looked up once per language: an unknown name makes Pygments scan its plugins.
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
 
-    return highlight(code, language=language or "text")
+    try:
+        return get_lexer_by_name(language, stripnl=False, ensurenl=True, tabsize=8)
+    except ClassNotFound:
+        return get_lexer_by_name("text", stripnl=False, ensurenl=True, tabsize=8)
+
+
+def _highlight(code: str, language: str | None) -> Content:
+    """`code` styled as `textual.highlight.highlight` styles it, with a cached lexer."""
+    # Pygments loads on the first code block, not at start-up.
+    from textual.highlight import HighlightTheme
+
+    code = "\n".join(code.splitlines())
+    styles = HighlightTheme.STYLES
+    spans: list[Span] = []
+    start = 0
+    for token_type, token in _lexer((language or "text").lower()).get_tokens(code):
+        end = start + len(token)
+        kind = token_type
+        while kind is not None:
+            if style := styles.get(kind):
+                spans.append(Span(start, end, style))
+                break
+            kind = kind.parent
+        start = end
+    return Content(code, spans=spans).stylize_before("$text")
 
 
 def render_markdown(source: str) -> Content:

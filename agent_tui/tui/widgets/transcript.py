@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widget import AwaitMount
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Markdown, Static
 
 # Virtual height (lines) at which pruning starts, and the height it prunes down to;
 # likewise for the number of entries.
@@ -37,30 +37,6 @@ class UserPrompt(Static):
 
 class AssistantText(Markdown):
     """One run of assistant text, written through a `MarkdownStream`."""
-
-
-class ThinkingBlock(Collapsible):
-    """Extended thinking, collapsed: the title counts it, expanding shows it."""
-
-    def __init__(self) -> None:
-        self._parts: list[str] = []
-        self._text = Static("", markup=False, classes="thinking-text")
-        super().__init__(self._text, title="✻ Thinking…", collapsed=True, classes="thinking")
-
-    def add(self, text: str) -> None:
-        self._parts.append(text)
-        self.title = f"✻ Thinking… ({sum(map(len, self._parts))} chars)"
-        if not self.collapsed:
-            self._text.update("".join(self._parts))
-
-    def finish(self) -> None:
-        self.title = f"✻ Thought ({sum(map(len, self._parts))} chars)"
-        self._text.update("".join(self._parts))
-
-    def _watch_collapsed(self, collapsed: bool) -> None:
-        super()._watch_collapsed(collapsed)
-        if not collapsed:
-            self._text.update("".join(self._parts))
 
 
 class Notice(Static):
@@ -92,6 +68,22 @@ class Transcript(VerticalScroll, can_focus=True):
             self.call_after_refresh(self._prune)
         return mounted
 
+    @property
+    def line_budget(self) -> int:
+        """Lines an answer arriving in one go may fill: more would be pruned at once."""
+        return PRUNE_LOW
+
+    @property
+    def text_width(self) -> int:
+        """Columns an entry's text wraps at (80 before the first layout)."""
+        return self.scrollable_content_region.width or 80
+
+    def count_unshown(self, entries: int) -> None:
+        """Entries that were never mounted because pruning would have dropped them at once."""
+        if entries:
+            self.pruned += entries
+            self._show_pruned_note()
+
     def follow(self) -> None:
         """Jump to the end and stay there (a new prompt was sent)."""
         self.anchor()
@@ -101,6 +93,13 @@ class Transcript(VerticalScroll, can_focus=True):
         await self.remove_children([c for c in self.children if c is not note])
         self.pruned = 0
         note.display = False
+
+    def _show_pruned_note(self) -> None:
+        note = self.query_one("#pruned-note", Static)
+        note.update(
+            f"⋯ {self.pruned} earlier entries are not shown here — /transcript shows the whole conversation"
+        )
+        note.display = True
 
     async def _prune(self) -> None:
         self._prune_pending = False
@@ -124,10 +123,7 @@ class Transcript(VerticalScroll, can_focus=True):
         if not doomed:
             return
         self.pruned += len(doomed)
-        note.update(
-            f"⋯ {self.pruned} earlier entries are not shown here — /transcript shows the whole conversation"
-        )
-        note.display = True
+        self._show_pruned_note()
         await self.remove_children(doomed)
         await asyncio.sleep(0)
         if self._anchored and not self._anchor_released:

@@ -1,0 +1,90 @@
+"""Streaming answers into the transcript: what a batch of text deltas leaves on screen.
+
+The app's handlers get bus events in batches (`AgentApp.replay` hands them one
+batch, exactly as the bridge does after a slow frame), so each test decides how
+the answer is cut into batches.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual import events
+
+from agent_tui.engine import events as ev
+from agent_tui.tui.streaming import group_segments
+from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
+from agent_tui.tui.widgets.transcript import AssistantText
+
+from .helpers import make_app, screen_text, wait_until
+
+
+def answer(sections: int) -> str:
+    parts = []
+    for n in range(sections):
+        parts.append(f"## Section {n}\n\nParagraph {n} says something about the loop, the tools and the stream.\n\n")
+        if n % 3 == 0:
+            parts.append(f"```python\ndef step_{n}(x):\n    return x + {n}\n```\n\n")
+    return "".join(parts) + "THE-LAST-LINE of the answer.\n"
+
+
+def opening(prompt: str = "go") -> list[ev.Event]:
+    return [ev.UserMessage(text=prompt), ev.RequestStarted(turn=1, model="m", max_tokens=100)]
+
+
+def closing(text: str) -> list[ev.Event]:
+    return [
+        ev.BlockCompleted(index=0, block={"type": "text", "text": text}),
+        ev.QueryFinished(terminal_reason="completed", turns=1, usage={}, result=text),
+    ]
+
+
+def shown_sources(app) -> str:
+    return "".join(
+        w.source for w in app.transcript.children if isinstance(w, FrozenMarkdown | AssistantText)
+    )
+
+
+@pytest.mark.parametrize("sizes", [[1, 7, 64], [500, 5000], [3001]])
+async def test_an_answer_in_batches_of_any_size_is_shown_whole_and_once(api, tmp_path, sizes):
+    text = answer(60)  # about 9 KB: several segments, all within the transcript's budget
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await app.replay(opening())
+        i = n = 0
+        while i < len(text):
+            size = sizes[n % len(sizes)]
+            await app.replay([ev.TextDelta(index=0, text=text[i : i + size])])
+            i += size
+            n += 1
+        await app.replay(closing(text))
+        await pilot.pause()
+        assert shown_sources(app) == text
+        assert "THE-LAST-LINE" in screen_text(app)
+
+
+async def test_a_huge_batch_mounts_only_what_the_transcript_keeps(api, tmp_path):
+    text = answer(3000)  # about 400 KB: a hundred segments, far more than the transcript keeps
+    app, _ = make_app(api, tmp_path)
+    mounted: list[object] = []
+
+    def record(message: object) -> None:
+        if isinstance(message, events.Mount) and isinstance(message._sender, FrozenMarkdown):
+            mounted.append(message._sender)
+
+    async with app.run_test(size=(110, 30), message_hook=record) as pilot:
+        await app.replay([*opening(), ev.TextDelta(index=0, text=text), *closing(text)])
+        await wait_until(pilot, lambda: "THE-LAST-LINE" in screen_text(app))
+        shown = shown_sources(app)
+        # The newest part of the answer, up to its end, is drawn; the rest was never mounted.
+        assert text.endswith(shown)
+        assert 0 < len(shown) < len(text) // 10
+        assert len(mounted) < 20
+        assert app.transcript.pruned >= 50
+
+
+def test_segments_are_grouped_into_pieces_of_bounded_size_without_losing_text():
+    segments = [f"Paragraph {n} " * 20 + "\n\n" for n in range(50)]
+    pieces = group_segments(segments, limit=2000)
+    assert "".join(pieces) == "".join(segments)
+    assert all(len(p) <= 2000 for p in pieces)
+    assert len(pieces) < len(segments)
