@@ -277,7 +277,26 @@ def rule_forms(part: CommandPart) -> set[str]:
         if words:
             forms.add(part.normalized(words))
             forms.add(part.normalized([words[0].rsplit("/", 1)[-1], *words[1:]]))
+            if words[0].rsplit("/", 1)[-1] == "git":
+                forms.add(part.normalized(["git", *strip_git_options(words[1:])]))
     return {f for f in forms if f}
+
+
+# git's options before the subcommand, and those of them that take the next word as their value.
+_GIT_VALUE_OPTIONS = frozenset({
+    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path", "--super-prefix",
+    "--attr-source", "--list-cmds",
+})
+
+
+def strip_git_options(args: list[str]) -> list[str]:
+    """`-C . -c x=y --no-pager push -f` -> `push -f`: a rule about `git push` sees every spelling."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+    if i < len(args) and args[i] == "--":
+        i += 1
+    return args[i:]
 
 
 def fallback_forms(command: str) -> set[str]:
@@ -297,6 +316,8 @@ def fallback_forms(command: str) -> set[str]:
                 if form:
                     forms.add(" ".join(form))
                     forms.add(" ".join([form[0].rsplit("/", 1)[-1], *form[1:]]))
+                    if form[0].rsplit("/", 1)[-1] == "git":
+                        forms.add(" ".join(["git", *strip_git_options(form[1:])]))
             segment = []
         else:
             segment.append(token)
