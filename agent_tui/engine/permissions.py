@@ -296,6 +296,16 @@ class PermissionPolicy:
         env = self._env(cwd)
         return [Path(d) for d in env.dirs]
 
+    def read_denied(self, path: str, *, cwd: Path | None = None) -> bool:
+        """A Read deny rule covers `path` (relative to the working directory): tools must not show it."""
+        env = self._env(cwd)
+        resolved = os.path.realpath(os.path.join(env.cwd, path))
+        target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), env.inside(resolved))
+        return any(
+            rule.tool == "Read" and not rule.whole_tool and self._matches(rule, entry, "Read", {}, target, env)
+            for entry, rule in self._rules("deny")
+        )
+
     def cycle_mode(self) -> str:
         i = CYCLE.index(self.mode) if self.mode in CYCLE else -1
         self.mode = CYCLE[(i + 1) % len(CYCLE)]

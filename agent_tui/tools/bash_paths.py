@@ -10,6 +10,7 @@ starts with a dot) and following symlinks.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
@@ -41,9 +42,7 @@ def static(word: Word) -> bool:
 
 def _may_match_dotdot(piece: str) -> bool:
     """`.*` and `.?` match `..` in bash without globskipdots; `[.].` tricks too (`*` alone never does)."""
-    if not _MAGIC.search(piece):
-        return False
-    return piece.startswith((".", "[", "\\"))
+    return bool(_MAGIC.search(piece)) and fnmatch.fnmatchcase("..", piece)
 
 
 def expand_tilde(value: str, home: str) -> str:
