@@ -147,6 +147,7 @@ DANGER = [
     ("git config --global core.hooksPath /tmp/hooks", "??D?D"),
     ("git config alias.st '!rm -rf ~'", "??D?D"),
     ("git -c core.pager='rm -rf ~' log", "??D?D"),
+    ("git --exec-path=/tmp/evil status", "??D?D"),
     ("kill -9 -1", "??D?D"),
     ("kill -- -1", "??D?D"),
     ("kill -KILL -4242", "??D?D"),
@@ -202,7 +203,12 @@ DENY = [
     ("cat .en*", "DDDDD"),
     ("tr a b < .env", "DDDDD"),
     ("cp .env leak.txt", "DDDDD"),
+    # a search of a folder holding a denied file asks, flagged, even in bypassPermissions
+    ("rg hunter2", "????D"),
+    ("grep -rn hunter2 .", "????D"),
+    ("git grep hunter2", "????D"),
     # deny rules do not spill over
+    ("grep -rn foo src", "AAAAA"),
     ("git status", "AAAAA"),
     ("cat README.md", "AAAAA"),
 ]
@@ -219,6 +225,8 @@ SAFE = [
     ("cat README.md", "AAAAA"),
     ("cat *.md", "AAAAA"),
     ("rg foo", "AAAAA"),
+    ("rg foo src/*.py", "AAAAA"),
+    ("rg foo *", "??DAD"),
     ("wc -l src/*.py", "AAAAA"),
     ("find . -name '*.py'", "AAAAA"),
     ("cat README.md | grep -n readme | head -5", "AAAAA"),

@@ -219,6 +219,8 @@ _EXACT_ONLY = frozenset({
 _NEVER_GENERALISE = frozenset({
     "eval", "exec", "source", ".", "xargs", "env", "command", "builtin", "sudo", "doas", "su", "ssh", "find",
     "watch", "nohup", "timeout", "nice", "time", "stdbuf", "ionice", "flock", "trap", "alias",
+    # a prefix rule never covers a change of folder
+    "cd", "pushd", "popd", "chdir", "busybox", "toybox", "setsid",
 })
 _SUBCOMMAND_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_:.")
 
@@ -337,6 +339,9 @@ def suggest_bash(parts: list[CommandPart], env: WorkingDirs) -> str | None:
 def _suggest_part(part: CommandPart, env: WorkingDirs) -> str | None:
     if not part.words or any(a.split("=", 1)[0] not in SAFE_ENV_VARS for a in part.assignments):
         return None
+    if any(r.writes and r.target is not None and r.target.value not in ("/dev/null", "/dev/stdout", "/dev/stderr")
+           for r in part.redirects):
+        return None  # a prefix rule never covers an output redirection
     argv, _ = unwrap(part.argv, BENIGN_WRAPPERS)
     words = part.words[len(part.words) - len(argv) :]
     if not argv or words[0].expands or any(c in argv[0] for c in "*()"):

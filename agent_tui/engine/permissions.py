@@ -2,14 +2,17 @@
 
 Each call goes through, in order, and the first step that decides wins:
 
-1. deny rules (any source);
+1. deny rules (any source); for Bash also Read/Edit deny rules on the paths
+   its words name (a word only known when it runs, or a recursive search of a
+   folder holding a denied file, asks as a danger);
 2. plan mode: a tool that is not read-only is denied, and the model is told why;
 3. dangerous forms (`tools/bash_danger.py`: rm of a root, `curl | sh`, writes
    to shell startup files or .git internals, sudo, …) ask, with the reason;
 4. ask rules;
 5. bypassPermissions allows;
 6. allow rules (for Bash every simple command must be allowed by a rule or be
-   read-only, and `Read(…)` rules cover what read-only commands read);
+   read-only, and `Read(…)` rules cover what read-only commands read; a
+   prefix rule never covers a `cd` or an output redirection);
 7. read-only calls inside the working directories (cwd + additional
    directories) are allowed; outside them they ask;
 8. acceptEdits allows file edits inside the working directories; outside
@@ -458,6 +461,9 @@ class PermissionPolicy:
                     os.path.lexists(r) for p in read_paths(part) for r in resolve_paths(p, str(env.cwd), env.home) or ()
                 ):
                     return whole, None
+        unchecked = self._recursive_reads(parsed, env, reads)
+        if unchecked:
+            return None, unchecked
         for word, kind in _path_words(parsed):
             rules = [(e, r) for e, r in reads if r.tool == "Read" or kind == "write"]
             if not rules:
@@ -480,6 +486,41 @@ class PermissionPolicy:
                         if self._matches(rule, entry, rule.tool, {}, target, env):
                             return entry.rule, None
         return None, None
+
+    def _recursive_reads(
+        self, parsed: ParsedCommand, env: WorkingDirs, rules: list[tuple[RuleEntry, Rule]]
+    ) -> str | None:
+        """Why a recursive search (`rg x`, `grep -r x src`) may read a file a Read deny rule covers, or None."""
+        rules = [(e, r) for e, r in rules if r.tool == "Read"]
+        if not rules:
+            return None
+        for part in parsed.every_part():
+            argv = unwrap(part.argv)[0]
+            if not argv or not _searches_folders(argv):
+                continue
+            found = [resolve_paths(p, str(env.cwd), env.home) or [] for p in read_paths(part)]
+            folders = [r for paths in found for r in paths if os.path.isdir(r)]
+            for folder in folders or [str(env.cwd)]:
+                hit = self._denied_inside(folder, env, rules)
+                if hit:
+                    return f"searches {folder}, which holds {hit}"
+        return None
+
+    def _denied_inside(self, folder: str, env: WorkingDirs, rules: list[tuple[RuleEntry, Rule]]) -> str | None:
+        """A file under `folder` a deny rule covers ("<file> (denied by <rule>)"); looks at a bounded number."""
+        seen = 0
+        for root, dirs, files in os.walk(folder):
+            for name in [*files, *dirs]:
+                seen += 1
+                if seen > _WALK_LIMIT:
+                    return f"more than {_WALK_LIMIT} entries, too many to check against {rules[0][0].rule}"
+                path = os.path.join(root, name)
+                resolved = os.path.realpath(path)
+                target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), env.inside(resolved))
+                for entry, rule in rules:
+                    if self._matches(rule, entry, "Read", {}, target, env):
+                        return f"{os.path.relpath(path, folder)} (denied by {entry.rule})"
+        return None
 
     def _read_rule(self, resolved: str, env: WorkingDirs) -> str | None:
         """The Read allow rule letting a read-only command read `resolved`."""
@@ -571,6 +612,25 @@ class PermissionPolicy:
 
 
 # ------------------------------------------------------------ helpers
+
+# How many entries a recursive search's folder may hold for its deny-rule check.
+_WALK_LIMIT = 20000
+# Programs that read every file under a folder they are given.
+_RECURSIVE_READERS = frozenset({"rg", "ag", "ack", "ugrep"})
+
+
+def _searches_folders(argv: list[str]) -> bool:
+    name = argv[0].rsplit("/", 1)[-1]
+    if name in _RECURSIVE_READERS or (name == "git" and "grep" in argv[1:3]):
+        return True
+    if name in ("grep", "egrep", "fgrep", "zgrep"):
+        return any(
+            a in ("--recursive", "--dereference-recursive", "--directories=recurse")
+            or (a.startswith("-") and not a.startswith("--") and set(a[1:]) & {"r", "R"})
+            for a in argv[1:]
+        )
+    return False
+
 
 # Output redirections that write no file.
 _STREAMS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})

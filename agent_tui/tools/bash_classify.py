@@ -94,8 +94,8 @@ def is_read_only_part(part: CommandPart, *, known_paths: bool = True) -> bool:
     # Every path must be known before it runs: `$HOME`, `$(…)`, `{..,.}`, `~+` are not.
     if known_paths and not all(static(arg) for arg in args):
         return False
-    if name.value in _NO_GLOBS and any(_GLOBS.search(_QUOTED.sub("", arg.raw)) for arg in args):
-        # a glob could produce a flag the rule below would refuse
+    if name.value in _NO_GLOBS and any(_GLOBS.match(_QUOTED.sub("", arg.raw)) for arg in args):
+        # a glob at the start of a word could match a file named like a flag the rule refuses (`--pre=sh`)
         return False
     return rule([arg.value for arg in args])
 

@@ -3,9 +3,13 @@
 `danger_reason(command)` looks at every simple command (including those in
 substitutions and in the scripts a command runs, after wrappers such as
 `timeout`, `env` or `xargs`), every pipeline and every function definition:
-rm of a broad target, `dd of=`, mkfs, fork bombs, downloads piped into a
-shell, `chmod -R 777`, writes to shell startup files, git internals or
-agent-tui's settings, force pushes, sudo, and code hidden from the parse.
+rm of a broad target (a root, a home, a parent, the project), `dd of=`,
+mkfs, fork bombs, downloads piped into a shell, `chmod -R 777`, writes to
+protected places (shell startup files, git internals, agent-tui's and Claude
+Code's settings, `.mcp.json`, `~/.ssh`, git's global config), force pushes in
+any abbreviation, git configuration that runs commands, broad kills,
+interpreters given inline code, sudo, and code hidden from the parse.  Every
+folder a `cd` may lead to counts for relative paths.
 A command that does not parse is dangerous too: nothing in it can be checked.
 `sensitive_write_reason(path)` is the file-path half, shared with the file tools.
 """
@@ -109,7 +113,7 @@ class _Danger:
             if not argv or _base(argv[0]) not in ("cd", "pushd", "chdir"):
                 continue
             words = part.words[len(part.words) - len(argv) :]
-            operands = [w for w in words[1:] if not (w.value.startswith("-") and len(w.value) > 1 and w.value[1] in "LPe@-")]
+            operands = [w for w in words[1:] if not re.fullmatch(r"-[LPe@]+|--", w.value)]
             if not operands:
                 self._cd("~" if _base(argv[0]) != "pushd" else None, None)
             else:
@@ -119,7 +123,7 @@ class _Danger:
         if target is None or target == "-" or (word is not None and not static(word)) or target[:1] in ("+",):
             self.unknown_cwd = True
             return
-        target = self._expand_home(target)
+        target = expand_tilde(self._expand_home(target), self.home)
         for base in list(self.cwds):
             resolved = posixpath.normpath(posixpath.join(base, target))
             if resolved not in self.cwds:
@@ -196,7 +200,7 @@ class _Danger:
         return None
 
     def write_word(self, word: Word, value: str | None = None) -> str | None:
-        """`write_target` for a shell word: one only known at run time counts when the command names a protected place."""
+        """`write_target` for a word; one only known when it runs counts if the command names a protected place."""
         value = word.value if value is None else value
         if static(word):
             return self.write_target(value)
@@ -265,6 +269,8 @@ class _Danger:
         i = 1
         while i < len(argv) and argv[i].startswith("-"):
             arg = argv[i]
+            if arg.startswith("--exec-path="):
+                return f"git {arg} runs git's commands from another folder"
             if arg in ("-c", "--config-env") and i + 1 < len(argv):
                 config.append(argv[i + 1])
             elif arg.startswith(("-c", "--config-env=")) and arg != "-c":
@@ -290,7 +296,7 @@ class _Danger:
             forced = (name.startswith("--") and len(name) > 2 and any(o.startswith(name) for o in _GIT_FORCE)) or (
                 arg.startswith("-") and not arg.startswith("--") and "f" in arg
             )
-            if forced or (arg.startswith("+") and len(arg) > 1) or (":" in arg and arg.split(":", 1)[0].startswith("+")):
+            if forced or (arg.startswith("+") and len(arg) > 1):
                 return f"git push {arg} rewrites history on the remote"
         return None
 

@@ -42,7 +42,7 @@ def static(word: Word) -> bool:
 
 def _may_match_dotdot(piece: str) -> bool:
     """`.*` and `.?` match `..` in bash without globskipdots; `[.].` tricks too (`*` alone never does)."""
-    return bool(_MAGIC.search(piece)) and fnmatch.fnmatchcase("..", piece)
+    return bool(_MAGIC.search(piece)) and piece.startswith((".", "[")) and fnmatch.fnmatchcase("..", piece)
 
 
 def expand_tilde(value: str, home: str) -> str:
