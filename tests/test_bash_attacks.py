@@ -15,7 +15,7 @@ the test machine; everything before it (schema, validation, hooks, permissions) 
 
 from __future__ import annotations
 
-import os
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from agent_tui.engine import events as ev
 from agent_tui.engine.model import AnthropicModel
 from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
+from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import ToolResult
 from agent_tui.tools.bash import BashTool
 from agent_tui.tools.glob import GlobTool
@@ -336,3 +337,36 @@ def _tool_results_text(body: dict[str, Any]) -> str:
             else:
                 texts.append(str(content))
     return "\n".join(texts)
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan"])
+@pytest.mark.parametrize("command", ["cat $HOME/.ssh/id_rsa", "cd; cat .ssh/id_rsa", "tr a a < ~/.ssh/id_rsa"])
+async def test_a_subagent_reading_outside_the_project_is_asked_too(api, tree, mode, command):
+    recording = RecordingBash()
+    session = Session(
+        model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test-key"),
+        tools=[recording, ReadTool(), AgentTool()],
+        cwd=tree.proj,
+        policy=PermissionPolicy(mode=mode, cwd=tree.proj),
+        options=SessionOptions(retry=FAST_RETRY),
+    )
+
+    def handler(body: dict[str, Any], index: int):
+        subagent = "subagent of agent-tui" in json.dumps(body.get("system", ""))
+        if not _text_turn(body):
+            return reply("done")
+        if subagent:
+            return reply(tool_use("Bash", {"command": command}, id="toolu_sub"))
+        return reply(tool_use("Agent", {"description": "look", "prompt": "read the key"}, id="toolu_agent"))
+
+    api.handler = handler
+    rec = Recorder(session)
+    auto_answer(session, PermissionAnswer("deny"))
+
+    await session.submit("delegate")
+
+    asked = [e.tool_use_id for e in rec.of(ev.PermissionRequested)]
+    finished = [e for e in rec.of(ev.ToolFinished) if e.tool_use_id == "toolu_sub"]
+    assert "toolu_sub" in asked or mode == "plan", asked
+    assert len(finished) == 1 and finished[0].is_error
+    assert recording.ran == []

@@ -11,19 +11,20 @@ prompt answered "no", so "it ran" means "it ran without a prompt".  Properties:
   acceptEdits or plan mode;
 - nothing that writes a protected path, and no danger form, runs in any mode;
 - a plain read of a file inside the project runs in every mode without a prompt.
+
+How many commands were tried is printed in the run's summary ("generated cases").
 """
 
 from __future__ import annotations
 
 import asyncio
 import shlex
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_tui.engine import events as ev
@@ -31,9 +32,10 @@ from agent_tui.engine.executor import ExecutorOptions, StreamingToolExecutor
 from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
 from agent_tui.tools.base import ToolContext
 from agent_tui.tools.registry import default_tools
+from tests.counting import count
 from tests.test_permissions_property import Recording
 
-COUNTS: Counter[str] = Counter()
+pytestmark = pytest.mark.property
 TOOLS = {t.name: t for t in default_tools()}
 GUARDED_MODES = ("default", "acceptEdits", "plan")
 # Rules a user might well have: none of them names a command that reads or writes its operands.
@@ -205,14 +207,13 @@ def _expand(command: str, tree: Tree) -> str:
     return command.replace("{proj}", str(tree.proj)).replace("{parent}", str(tree.proj.parent))
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(attack=attacks(), allow=st.lists(st.sampled_from(RULES), max_size=4, unique=True))
 def test_no_generated_attack_runs_without_a_prompt(tree, attack, allow):
     command, kind = attack
     command = _expand(command, tree)
     outcome = run_everywhere(tree, command, allow)
-    COUNTS[f"commands ({kind})"] += 1
-    COUNTS["executor runs"] += len(outcome)
+    count(f"bash attack commands ({kind})")
+    count("bash attack executor runs", len(outcome))
 
     for mode, (prompted, ran) in outcome.items():
         if kind == "outside" and mode in GUARDED_MODES or kind in ("protected", "danger"):
@@ -221,17 +222,10 @@ def test_no_generated_attack_runs_without_a_prompt(tree, attack, allow):
             assert prompted, f"{command!r} was neither prompted nor denied with a reason in {mode} mode"
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(command=safe_reads())
 def test_plain_reads_inside_the_project_run_without_a_prompt(tree, command):
     outcome = run_everywhere(tree, command, [])
-    COUNTS["commands (safe)"] += 1
+    count("bash safe reads")
 
     assert all(ran and not prompted for prompted, ran in outcome.values()), (command, outcome)
 
-
-def test_report_how_many_commands_were_tried():
-    """Runs last in this module: the counts for the closing note (shown with -s or -rP)."""
-    tried = sum(n for key, n in COUNTS.items() if key.startswith("commands"))
-    print(f"\ngenerated Bash attacks tried: {tried} commands, {COUNTS['executor runs']} executor runs; {dict(COUNTS)}")
-    assert COUNTS["commands (danger)"] and COUNTS["commands (outside)"] and COUNTS["commands (protected)"]
