@@ -219,6 +219,8 @@ _EXACT_ONLY = frozenset({
 _NEVER_GENERALISE = frozenset({
     "eval", "exec", "source", ".", "xargs", "env", "command", "builtin", "sudo", "doas", "su", "ssh", "find",
     "watch", "nohup", "timeout", "nice", "time", "stdbuf", "ionice", "flock", "trap", "alias",
+    # a prefix rule never covers a change of folder
+    "cd", "pushd", "popd", "chdir", "busybox", "toybox", "setsid",
 })
 _SUBCOMMAND_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_:.")
 
@@ -277,7 +279,26 @@ def rule_forms(part: CommandPart) -> set[str]:
         if words:
             forms.add(part.normalized(words))
             forms.add(part.normalized([words[0].rsplit("/", 1)[-1], *words[1:]]))
+            if words[0].rsplit("/", 1)[-1] == "git":
+                forms.add(part.normalized(["git", *strip_git_options(words[1:])]))
     return {f for f in forms if f}
+
+
+# git's options before the subcommand, and those of them that take the next word as their value.
+_GIT_VALUE_OPTIONS = frozenset({
+    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path", "--super-prefix",
+    "--attr-source", "--list-cmds",
+})
+
+
+def strip_git_options(args: list[str]) -> list[str]:
+    """`-C . -c x=y --no-pager push -f` -> `push -f`: a rule about `git push` sees every spelling."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+    if i < len(args) and args[i] == "--":
+        i += 1
+    return args[i:]
 
 
 def fallback_forms(command: str) -> set[str]:
@@ -297,6 +318,8 @@ def fallback_forms(command: str) -> set[str]:
                 if form:
                     forms.add(" ".join(form))
                     forms.add(" ".join([form[0].rsplit("/", 1)[-1], *form[1:]]))
+                    if form[0].rsplit("/", 1)[-1] == "git":
+                        forms.add(" ".join(["git", *strip_git_options(form[1:])]))
             segment = []
         else:
             segment.append(token)
@@ -316,6 +339,9 @@ def suggest_bash(parts: list[CommandPart], env: WorkingDirs) -> str | None:
 def _suggest_part(part: CommandPart, env: WorkingDirs) -> str | None:
     if not part.words or any(a.split("=", 1)[0] not in SAFE_ENV_VARS for a in part.assignments):
         return None
+    if any(r.writes and r.target is not None and r.target.value not in ("/dev/null", "/dev/stdout", "/dev/stderr")
+           for r in part.redirects):
+        return None  # a prefix rule never covers an output redirection
     argv, _ = unwrap(part.argv, BENIGN_WRAPPERS)
     words = part.words[len(part.words) - len(argv) :]
     if not argv or words[0].expands or any(c in argv[0] for c in "*()"):

@@ -2,14 +2,17 @@
 
 Each call goes through, in order, and the first step that decides wins:
 
-1. deny rules (any source);
+1. deny rules (any source); for Bash also Read/Edit deny rules on the paths
+   its words name (a word only known when it runs, or a recursive search of a
+   folder holding a denied file, asks as a danger);
 2. plan mode: a tool that is not read-only is denied, and the model is told why;
 3. dangerous forms (`tools/bash_danger.py`: rm of a root, `curl | sh`, writes
    to shell startup files or .git internals, sudo, …) ask, with the reason;
 4. ask rules;
 5. bypassPermissions allows;
 6. allow rules (for Bash every simple command must be allowed by a rule or be
-   read-only, and `Read(…)` rules cover what read-only commands read);
+   read-only, and `Read(…)` rules cover what read-only commands read; a
+   prefix rule never covers a `cd` or an output redirection);
 7. read-only calls inside the working directories (cwd + additional
    directories) are allowed; outside them they ask;
 8. acceptEdits allows file edits inside the working directories; outside
@@ -34,7 +37,8 @@ from typing import Any, NamedTuple
 
 from ..tools.bash_classify import is_read_only_part, parts_pass, read_paths
 from ..tools.bash_danger import danger_reason, sensitive_write_reason
-from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, Word, parse_command, unwrap
+from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
+from ..tools.bash_paths import resolve_paths, static
 from .permission_rules import (
     PATH_TOOLS,
     SAFE_ENV_VARS,
@@ -295,6 +299,16 @@ class PermissionPolicy:
         env = self._env(cwd)
         return [Path(d) for d in env.dirs]
 
+    def read_denied(self, path: str, *, cwd: Path | None = None) -> bool:
+        """A Read deny rule covers `path` (relative to the working directory): tools must not show it."""
+        env = self._env(cwd)
+        resolved = os.path.realpath(os.path.join(env.cwd, path))
+        target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), env.inside(resolved))
+        return any(
+            rule.tool == "Read" and not rule.whole_tool and self._matches(rule, entry, "Read", {}, target, env)
+            for entry, rule in self._rules("deny")
+        )
+
     def cycle_mode(self) -> str:
         i = CYCLE.index(self.mode) if self.mode in CYCLE else -1
         self.mode = CYCLE[(i + 1) % len(CYCLE)]
@@ -353,6 +367,12 @@ class PermissionPolicy:
         rule = self._bash_rule("deny", command, parsed, parts)
         if rule:
             return _deny_by_rule("Bash", rule)
+        if parsed is not None:
+            rule, unchecked = self._bash_path_deny(parsed, env)
+            if rule:
+                return _deny_by_rule("Bash", rule)
+            if unchecked:
+                return self._ask("Bash", f"This command {unchecked}.", danger=unchecked, reason="danger")
         if self.mode == "plan" and not read_only:
             return _plan_denial("Bash")
         danger = danger_reason(command, cwd=env.cwd, home=Path(env.home))
@@ -365,7 +385,12 @@ class PermissionPolicy:
         if self.mode == "bypassPermissions":
             return Decision("allow", reason="mode")
         verdicts = {id(part): self._part_verdict(part, env) for part in parts}
-        if parts and parts_pass(parsed, lambda part: verdicts[id(part)] is not None, background=True):
+        redirects_ok = all(
+            self._reads_inside(r.target, env)
+            for each in parsed.every_command() for r in each.compound_redirects
+            if r.op in ("<", "<>") and r.target is not None
+        )
+        if parts and redirects_ok and parts_pass(parsed, lambda part: verdicts[id(part)] is not None, background=True):
             rules = list(dict.fromkeys(v for v in verdicts.values() if v and v != "read_only"))
             if rules:
                 return Decision("allow", rule=", ".join(rules), reason="rule")
@@ -378,36 +403,131 @@ class PermissionPolicy:
         return self._ask("Bash", "Bash wants to run a command.", suggest_bash(failing, env), "default")
 
     def _part_verdict(self, part: CommandPart, env: WorkingDirs) -> str | None:
-        """"read_only", the allow rule that covers `part`, or None."""
+        """"read_only", the allow rule that covers `part`, or None.
+
+        A prefix rule never covers a `cd` (what follows would run elsewhere) nor
+        an output redirection: only the whole-tool `Bash` rule does.
+        """
         if not part.words:
             return None
         if is_read_only_part(part):
-            outside = [r for r in (env.resolve(p) for p in read_paths(part)) if not env.inside(r)]
-            if not outside:
+            outside = self._outside_reads(part, env)
+            if outside == []:
                 return "read_only"
-            granted = [self._read_rule(path, env) for path in outside]
-            if all(granted):
+            granted = [self._read_rule(path, env) for path in outside or ()]
+            if outside and all(granted):
                 return ", ".join(dict.fromkeys(r for r in granted if r))
         if any(a.split("=", 1)[0] not in SAFE_ENV_VARS for a in part.assignments):
             return None
-        if not all(self._writes_inside(r.target, env) for r in part.redirects if r.writes and r.target):
-            return None
+        changes_folder = unwrap(part.argv)[0][:1] in (["cd"], ["pushd"], ["popd"], ["chdir"])
+        redirects = any(r.target.value not in _STREAMS for r in part.redirects if r.writes and r.target)
         forms = {part.normalized(), part.normalized(unwrap(part.argv, BENIGN_WRAPPERS)[0])}
         for entry, rule in self._rules("allow"):
-            if rule.tool == "Bash" and (rule.whole_tool or any(bash_matches(rule.content, f) for f in forms if f)):
+            if rule.tool != "Bash":
+                continue
+            if rule.whole_tool or (
+                not changes_folder and not redirects and any(bash_matches(rule.content, f) for f in forms if f)
+            ):
                 return entry.rule
         return None
 
+    def _outside_reads(self, part: CommandPart, env: WorkingDirs) -> list[str] | None:
+        """The real paths a read-only part reads outside the working directories; None: not known."""
+        outside: list[str] = []
+        for path in read_paths(part):
+            found = resolve_paths(path, str(env.cwd), env.home)
+            if found is None:
+                return None
+            outside += [r for r in found if not env.inside(r)]
+        return list(dict.fromkeys(outside))
+
     @staticmethod
-    def _writes_inside(target: Word, env: WorkingDirs) -> bool:
-        """An allow rule covers a command's output redirection only into the working directories."""
-        if target.value in ("/dev/null", "/dev/stdout", "/dev/stderr"):
-            return True
-        return not target.expands and env.inside(env.resolve(target.value))
+    def _reads_inside(target: Any, env: WorkingDirs) -> bool:
+        if not static(target):
+            return False
+        found = resolve_paths(target.value, str(env.cwd), env.home)
+        return found is not None and all(env.inside(r) for r in found)
+
+    def _bash_path_deny(self, parsed: ParsedCommand, env: WorkingDirs) -> tuple[str | None, str | None]:
+        """The Read/Edit deny rule a path in the command falls under, or why its paths cannot be checked."""
+        reads = [(e, r) for e, r in self._rules("deny") if r.tool in ("Read", "Edit") and not r.whole_tool]
+        whole = next((e.rule for e, r in self._rules("deny") if r.tool == "Read" and r.whole_tool), None)
+        if not reads and not whole:
+            return None, None
+        if whole:
+            # `Read` denied outright: no file a read-only command names may be read.
+            for part in parsed.every_part():
+                if is_read_only_part(part, known_paths=False) and any(
+                    os.path.lexists(r) for p in read_paths(part) for r in resolve_paths(p, str(env.cwd), env.home) or ()
+                ):
+                    return whole, None
+        unchecked = self._recursive_reads(parsed, env, reads)
+        if unchecked:
+            return None, unchecked
+        for word, kind in _path_words(parsed):
+            rules = [(e, r) for e, r in reads if r.tool == "Read" or kind == "write"]
+            if not rules:
+                continue
+            if not static(word):
+                shown = ", ".join(e.rule for e, _ in rules)
+                return None, f"uses {word.raw}, only known when it runs, so it cannot be checked against {shown}"
+            values = [word.value]
+            if word.value.startswith("--") and "=" in word.value:
+                values = [word.value.split("=", 1)[1]]
+            elif word.value.startswith("-") and not word.value.startswith("--"):
+                values = [word.value[2:]] if len(word.value) > 2 else []
+            for value in values:
+                found = resolve_paths(value, str(env.cwd), env.home) if value else []
+                if found is None:
+                    return None, f"uses {word.raw}, which matches too many files to check against the deny rules"
+                for resolved in found:
+                    target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), env.inside(resolved))
+                    for entry, rule in rules:
+                        if self._matches(rule, entry, rule.tool, {}, target, env):
+                            return entry.rule, None
+        return None, None
+
+    def _recursive_reads(
+        self, parsed: ParsedCommand, env: WorkingDirs, rules: list[tuple[RuleEntry, Rule]]
+    ) -> str | None:
+        """Why a recursive search (`rg x`, `grep -r x src`) may read a file a Read deny rule covers, or None."""
+        rules = [(e, r) for e, r in rules if r.tool == "Read"]
+        if not rules:
+            return None
+        for part in parsed.every_part():
+            argv = unwrap(part.argv)[0]
+            if not argv or not _searches_folders(argv):
+                continue
+            found = [resolve_paths(p, str(env.cwd), env.home) or [] for p in read_paths(part)]
+            folders = [r for paths in found for r in paths if os.path.isdir(r)]
+            for folder in folders or [str(env.cwd)]:
+                hit = self._denied_inside(folder, env, rules)
+                if hit:
+                    return f"searches {folder}, which holds {hit}"
+        return None
+
+    def _denied_inside(self, folder: str, env: WorkingDirs, rules: list[tuple[RuleEntry, Rule]]) -> str | None:
+        """A file under `folder` a deny rule covers ("<file> (denied by <rule>)"); looks at a bounded number."""
+        seen = 0
+        for root, dirs, files in os.walk(folder):
+            for name in [*files, *dirs]:
+                seen += 1
+                if seen > _WALK_LIMIT:
+                    return f"more than {_WALK_LIMIT} entries, too many to check against {rules[0][0].rule}"
+                path = os.path.join(root, name)
+                resolved = os.path.realpath(path)
+                target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), env.inside(resolved))
+                for entry, rule in rules:
+                    if self._matches(rule, entry, "Read", {}, target, env):
+                        return f"{os.path.relpath(path, folder)} (denied by {entry.rule})"
+        return None
 
     def _read_rule(self, resolved: str, env: WorkingDirs) -> str | None:
         """The Read allow rule letting a read-only command read `resolved`."""
         target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), False)
+        if any(rule.tool == "Read" and self._matches(rule, entry, "Read", {}, target, env)
+               for entry, rule in self._rules("deny")):
+            return None
         for entry, rule in self._rules("allow"):
             if rule.tool == "Read" and self._matches(rule, entry, "Read", {}, target, env):
                 return entry.rule
@@ -492,6 +612,42 @@ class PermissionPolicy:
 
 
 # ------------------------------------------------------------ helpers
+
+# How many entries a recursive search's folder may hold for its deny-rule check.
+_WALK_LIMIT = 20000
+# Programs that read every file under a folder they are given.
+_RECURSIVE_READERS = frozenset({"rg", "ag", "ack", "ugrep"})
+
+
+def _searches_folders(argv: list[str]) -> bool:
+    name = argv[0].rsplit("/", 1)[-1]
+    if name in _RECURSIVE_READERS or (name == "git" and "grep" in argv[1:3]):
+        return True
+    if name in ("grep", "egrep", "fgrep", "zgrep"):
+        return any(
+            a in ("--recursive", "--dereference-recursive", "--directories=recurse")
+            or (a.startswith("-") and not a.startswith("--") and set(a[1:]) & {"r", "R"})
+            for a in argv[1:]
+        )
+    return False
+
+
+# Output redirections that write no file.
+_STREAMS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def _path_words(parsed: ParsedCommand) -> list[tuple[Any, str]]:
+    """Every word of a command that may name a file, with "read" or "write" (it may be written)."""
+    found: list[tuple[Any, str]] = []
+    for each in parsed.every_command():
+        for redirect in [*each.compound_redirects, *(r for p in each.parts for r in p.redirects)]:
+            if redirect.target is not None and redirect.body is None:
+                found.append((redirect.target, "write" if redirect.writes else "read"))
+        for part in each.parts:
+            kind = "read" if is_read_only_part(part) else "write"
+            for word in part.words[1:]:
+                found.append((word, kind))
+    return found
 
 
 def _deny_by_rule(name: str, rule: str) -> Decision:

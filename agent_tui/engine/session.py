@@ -557,6 +557,7 @@ class Session:
             settings=self.options.settings,
             state=self.tool_state,
             tool_use_id=tool_use_id,
+            read_denied=lambda path: self.policy.read_denied(path, cwd=self.cwd),
         )
 
     async def submit(self, prompt: str | list[dict[str, Any]]) -> Terminal:

@@ -11,7 +11,7 @@ parallel (fail closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -50,6 +50,8 @@ class ToolContext:
     # Shared per-session state tools may keep (e.g. the read-state cache).
     state: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str = ""
+    # True for a path a Read deny rule covers: search and listing tools leave it out of their results.
+    read_denied: Callable[[str], bool] | None = None
 
 
 @runtime_checkable

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .bash_parse import CommandPart, ParsedCommand, Word, children, parse_command
+from .bash_paths import static
 
 _LIST_OPERATORS = {"&&", "||", ";", "\n"}
 _INPUT_REDIRECTS = {"<", "<<", "<<-", "<<<", "<&"}
@@ -27,7 +28,7 @@ _SYNTAX_WORDS = {
 # Text in a here-document body that bash expands when the delimiter is unquoted.
 _BODY_EXPANSION = re.compile(r"\$\(|`|[<>]\(")
 _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
-_EXPANDS = re.compile(r"[*?\[{$`]")
+_GLOBS = re.compile(r"[*?\[]")
 
 
 def split_command(command: str) -> list[str]:
@@ -65,16 +66,22 @@ def parts_pass(parsed: ParsedCommand, part_ok: Callable[[CommandPart], bool], *,
     )
 
 
-def is_read_only_part(part: CommandPart) -> bool:
-    """One simple command only reads (the commands in its substitutions are parts of their own)."""
+def is_read_only_part(part: CommandPart, *, known_paths: bool = True) -> bool:
+    """One simple command only reads (the commands in its substitutions are parts of their own).
+
+    `known_paths=False` asks only whether the program and its options read,
+    whatever its words expand to.
+    """
     if part.assignments or not part.words:
         return False
     name = part.words[0]
-    if name.expands:
+    if not static(name):
         return False
     for redirect in part.redirects:
         if redirect.op in _INPUT_REDIRECTS:
             if redirect.body is not None and not redirect.quoted and _BODY_EXPANSION.search(redirect.body):
+                return False
+            if known_paths and redirect.body is None and redirect.target is not None and not static(redirect.target):
                 return False
         elif redirect.target is not None and not (
             redirect.target.value == "/dev/null" and redirect.target.raw == "/dev/null"
@@ -84,25 +91,27 @@ def is_read_only_part(part: CommandPart) -> bool:
     if rule is None:
         return False
     args = part.words[1:]
-    if rule is not _any_args and any(_expands(arg) for arg in args):
-        # an expansion could produce a flag the rule below would refuse
+    # Every path must be known before it runs: `$HOME`, `$(…)`, `{..,.}`, `~+` are not.
+    if known_paths and not all(static(arg) for arg in args):
+        return False
+    if name.value in _NO_GLOBS and any(_GLOBS.match(_QUOTED.sub("", arg.raw)) for arg in args):
+        # a glob at the start of a word could match a file named like a flag the rule refuses (`--pre=sh`)
         return False
     return rule([arg.value for arg in args])
 
 
 def read_paths(part: CommandPart) -> list[str]:
-    """The operands of a read-only part that name files or folders it reads (as written)."""
-    if not part.words or part.name in _NO_PATH_ARGS:
+    """Every path a read-only part may read, as written: operands, option values, input redirections.
+
+    Over-approximates: a value that is not a path (a pattern, a count, a
+    revision) resolves inside the working directory and costs nothing.
+    """
+    if not part.words:
         return []
-    args = list(part.argv[1:])
     paths = [r.target.value for r in part.redirects if r.op in ("<", "<>") and r.target is not None]
-    if part.name == "git":
-        for i, arg in enumerate(args):
-            if arg == "-C" and i + 1 < len(args):
-                paths.append(args[i + 1])
-            elif arg.startswith(("--git-dir=", "--work-tree=")):
-                paths.append(arg.split("=", 1)[1])
+    if part.name in _NO_PATH_ARGS:
         return paths
+    args = list(part.argv[1:])
     operands: list[str] = []
     after_dashdash = False
     for arg in args:
@@ -112,6 +121,8 @@ def read_paths(part: CommandPart) -> list[str]:
             after_dashdash = True
         elif arg.startswith("--") and "=" in arg:
             operands.append(arg.split("=", 1)[1])
+        elif not arg.startswith("--") and re.search(r"[/.~]", arg[2:]):
+            operands.append(arg[2:])  # an attached value: `-f../secret`
     if part.name == "find":
         operands = []
         for arg in args:
@@ -119,7 +130,7 @@ def read_paths(part: CommandPart) -> list[str]:
                 break
             operands.append(arg)
     elif part.name in _PATTERN_FIRST and not any(
-        a in ("-e", "-f", "--regexp", "--file") or a.startswith(("--regexp=", "--file=")) for a in args
+        a.startswith(("--regexp", "--file")) or set(_short_flags(a)) & {"e", "f"} for a in args
     ):
         operands = operands[1:]
     return paths + [o for o in operands if o and o != "-"]
@@ -177,10 +188,6 @@ class _Walker:
         return getattr(target, "kind", None) == "word" and target.word == "/dev/null" and not target.parts
 
 
-def _expands(word: Word) -> bool:
-    return word.expands or bool(_EXPANDS.search(_QUOTED.sub("", word.raw)))
-
-
 # --- per-command rules: they receive the arguments after the command name ---
 
 
@@ -197,14 +204,19 @@ def _long_name(arg: str) -> str:
     return arg.split("=", 1)[0] if arg.startswith("--") else ""
 
 
+def _abbreviates(name: str, options: tuple[str, ...] | frozenset[str] | set[str]) -> bool:
+    """GNU and git accept any unambiguous prefix of a long option: `--out` is `--output`."""
+    return len(name) > 2 and any(option.startswith(name) for option in options)
+
+
 def _refuse(short: str = "", long: tuple[str, ...] = ()) -> Callable[[list[str]], bool]:
-    """A rule refusing any short flag letter in `short` and any long option in `long`."""
+    """A rule refusing any short flag letter in `short` and any long option in `long`, however abbreviated."""
 
     def rule(args: list[str]) -> bool:
         for arg in args:
             if arg == "--":
                 break
-            if set(_short_flags(arg)) & set(short) or _long_name(arg) in long:
+            if set(_short_flags(arg)) & set(short) or _abbreviates(_long_name(arg), long):
                 return False
         return True
 
@@ -212,15 +224,17 @@ def _refuse(short: str = "", long: tuple[str, ...] = ()) -> Callable[[list[str]]
 
 
 def _find(args: list[str]) -> bool:
+    # -L / -follow walk through symlinks to anywhere; -files0-from reads a list of start points
     return not any(
-        arg in ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls") or arg.startswith("-fprint")
+        arg in ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-L", "-follow", "-files0-from")
+        or arg.startswith("-fprint")
         for arg in args
     )
 
 
 def _date(args: list[str]) -> bool:
-    # date MMDDhhmm or -s sets the clock
-    return _refuse("s", ("--set",))(args) and all(a.startswith(("-", "+")) for a in args)
+    # date MMDDhhmm or -s sets the clock; -f and -r read a file
+    return _refuse("sfr", ("--set", "--file", "--reference"))(args) and all(a.startswith(("-", "+")) for a in args)
 
 
 def _uniq(args: list[str]) -> bool:
@@ -239,11 +253,6 @@ def _uniq(args: list[str]) -> bool:
 
 def _hostname(args: list[str]) -> bool:
     return all(a.startswith("-") for a in args) and _refuse("Fb", ("--file", "--boot"))(args)
-
-
-def _env(args: list[str]) -> bool:
-    # with a command (or -S) env runs it
-    return all(a in ("-0", "--null") for a in args)
 
 
 _GIT_VALUE_OPTIONS = {
@@ -284,11 +293,13 @@ _GIT_LISTING_LONG = {
     "--column", "--no-column", "--abbrev", "--no-abbrev", "--ignore-case", "--omit-empty",
 } | _GIT_VALUE_OPTIONS
 
+# --no-index reads any two files; --output writes one.
+_GIT_DIFF = _refuse(long=("--output", "--no-index"))
 _GIT_SUBCOMMANDS: dict[str, Callable[[list[str]], bool]] = {
     "status": _any_args,
-    "log": _refuse(long=("--output",)),
-    "diff": _refuse(long=("--output",)),
-    "show": _refuse(long=("--output",)),
+    "log": _GIT_DIFF,
+    "diff": _GIT_DIFF,
+    "show": _GIT_DIFF,
     "rev-parse": _any_args,
     "ls-files": _any_args,
     "blame": _any_args,
@@ -304,7 +315,9 @@ def _git(args: list[str]) -> bool:
         arg = args[i]
         if arg == "-C":
             i += 2
-        elif arg in ("--no-pager", "-P", "--no-optional-locks") or _long_name(arg) in ("--git-dir", "--work-tree"):
+        elif arg in ("--no-pager", "-P", "--no-optional-locks") or (
+            "=" in arg and _long_name(arg) in ("--git-dir", "--work-tree")
+        ):
             i += 1
         else:
             break
@@ -320,27 +333,30 @@ _RULES: dict[str, Callable[[list[str]], bool]] = {
         for name in (
             "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "echo", "printf", "pwd",
             "sleep", "true", "false", "which", "type", "stat", "du", "df", "cut", "tr", "diff",
-            "cmp", "basename", "dirname", "realpath", "readlink", "printenv", "whoami", "id",
-            "uname", "test", "[", "cd",
+            "cmp", "basename", "dirname", "realpath", "readlink", "whoami", "id", "uname", "test", "[",
         )
     },
-    "rg": _refuse(long=("--pre",)),
+    # -R / --dereference-recursive and --follow read through symlinks to anywhere.
+    **{name: _refuse("R", ("--dereference-recursive",)) for name in ("grep", "egrep", "fgrep")},
+    "rg": _refuse("L", ("--pre", "--follow")),
     "find": _find,
-    "sort": _refuse("o", ("--output", "--compress-program")),
-    "tree": _refuse("oR", ("--output",)),
-    "file": _refuse("C", ("--compile",)),
+    "sort": _refuse("oT", ("--output", "--compress-program", "--files0-from", "--temporary-directory")),
+    "tree": _refuse("oRl", ("--output", "--fromfile")),
+    "file": _refuse("Cf", ("--compile", "--files-from")),
+    "wc": _refuse(long=("--files0-from",)),
+    "du": _refuse("LX", ("--files0-from", "--dereference", "--exclude-from")),
     "date": _date,
     "uniq": _uniq,
     "hostname": _hostname,
-    "env": _env,
     "git": _git,
 }
 
 # Read-only commands whose operands are not files they read.
 _NO_PATH_ARGS = frozenset({
-    "echo", "printf", "pwd", "sleep", "true", "false", "which", "type", "printenv", "whoami", "id",
-    "uname", "test", "[", "date", "hostname", "env", "basename", "dirname", "realpath", "readlink",
-    "tr", "df",
+    "echo", "printf", "pwd", "sleep", "true", "false", "which", "type", "whoami", "id", "uname", "date",
+    "hostname", "basename", "dirname", "tr", "df",
 })
+# Commands with options that write or run something: a glob could match a file named like one.
+_NO_GLOBS = frozenset({"sort", "tree", "find", "date", "git", "rg", "file", "hostname", "uniq"})
 # Their first operand is a pattern, unless -e/-f gives it.
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg"})

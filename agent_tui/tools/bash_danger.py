@@ -3,9 +3,13 @@
 `danger_reason(command)` looks at every simple command (including those in
 substitutions and in the scripts a command runs, after wrappers such as
 `timeout`, `env` or `xargs`), every pipeline and every function definition:
-rm of a broad target, `dd of=`, mkfs, fork bombs, downloads piped into a
-shell, `chmod -R 777`, writes to shell startup files, git internals or
-agent-tui's settings, force pushes, sudo, and code hidden from the parse.
+rm of a broad target (a root, a home, a parent, the project), `dd of=`,
+mkfs, fork bombs, downloads piped into a shell, `chmod -R 777`, writes to
+protected places (shell startup files, git internals, agent-tui's and Claude
+Code's settings, `.mcp.json`, `~/.ssh`, git's global config), force pushes in
+any abbreviation, git configuration that runs commands, broad kills,
+interpreters given inline code, sudo, and code hidden from the parse.  Every
+folder a `cd` may lead to counts for relative paths.
 A command that does not parse is dangerous too: nothing in it can be checked.
 `sensitive_write_reason(path)` is the file-path half, shared with the file tools.
 """
@@ -17,7 +21,8 @@ import posixpath
 import re
 from pathlib import Path
 
-from .bash_parse import SHELLS, CommandPart, ParsedCommand, Word, parse_command, unwrap
+from .bash_parse import SHELLS, CommandPart, ParsedCommand, Redirect, Word, parse_command, unwrap, unwrap_steps
+from .bash_paths import expand_tilde, static
 
 ROOT_RUNNERS = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh"})
@@ -34,6 +39,30 @@ _WRITES_OPERANDS = frozenset({
 })
 # Commands that write their last operand (or the -t folder).
 _WRITES_DESTINATION = frozenset({"cp", "install", "ln", "rsync", "scp"})
+# Names that mark a place whose change lets a later command run code or grant permissions.
+_PROTECTED_NAMES = (
+    r"\.git|\.agent-tui|\.claude|\.ssh|\.mcp\.json|\.gitconfig|agent-tui|"
+    + "|".join(re.escape(name) for name in sorted(SHELL_STARTUP_FILES))
+)
+_PROTECTED_TEXT = re.compile(rf"(?:^|[\s/'\"=}}:])({_PROTECTED_NAMES})(?=$|[\s/'\"$;&|)])")
+# Interpreters and the options that take a program on the command line.
+_INLINE_CODE = {"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "bun": "e", "lua": "e", "php": "r"}
+_PYTHON = re.compile(r"(?:python|pypy)[\d.]*")
+# git configuration keys whose value is a command git runs (or more configuration to read).
+_GIT_EXEC_KEYS = re.compile(
+    r"core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|alternaterefscommand)|"
+    r"alias\..+|pager\..+|sequence\.editor|diff\.external|diff\..+\.(?:textconv|command)|merge\..+\.driver|"
+    r"filter\..+|credential\.(?:.+\.)?helper|gpg\.(?:.+\.)?program|uploadpack\.packobjectshook|"
+    r"remote\..+\.(?:uploadpack|receivepack|vcs)|protocol\..*allow|include\.path|includeif\..+|"
+    r"(?:diff|merge)tool\..+|sendemail\..+|web\.browser|browser\..+|man\..+|instaweb\..+|http\..*proxy|"
+    r"receive\.procreceiverefs|transfer\.fsckobjects|submodule\..+\.update",
+    re.IGNORECASE,
+)
+# Process names a broad pkill/killall would take down with everything else.
+_VITAL_PROCESSES = (
+    "systemd", "init", "sshd", "bash", "sh", "zsh", "login", "tmux", "python", "python3", "node", "sudo",
+    "agent-tui", "dbus-daemon", "containerd", "dockerd", "Xorg",
+)
 _SAFE_DEVICES = re.compile(r"/dev/(null|zero|stdout|stderr|stdin|tty|fd/\d+|random|urandom)$")
 _GLOB_ONLY = re.compile(r"[*?\[\].]*[*?\[][*?\[\].]*")
 _LEADING_EXPANSION = re.compile(r"^(?:\$\{[^}]*\}|\$\w+|\$\([^)]*\)|`[^`]*`)+")
@@ -45,6 +74,7 @@ def danger_reason(command: str, *, cwd: Path | None = None, home: Path | None = 
     if parsed is None:
         return "the command could not be parsed, so what it runs cannot be checked"
     checker = _Danger(cwd or Path.cwd(), home or Path.home())
+    checker.follow_cd(parsed)
     for each in parsed.every_command():
         reason = checker.command(each)
         if reason:
@@ -61,6 +91,43 @@ class _Danger:
     def __init__(self, cwd: Path, home: Path) -> None:
         self.cwd = cwd
         self.home = str(home)
+        # Every folder a relative path may be relative to, once `cd` has run; `unknown_cwd`: one is not known.
+        self.cwds = [str(cwd)]
+        self.unknown_cwd = False
+        self.source = ""
+
+    def follow_cd(self, parsed: ParsedCommand) -> None:
+        """Where `cd`, `pushd` and `env -C` may take later commands: each is kept, since any may be in force."""
+        self.source = parsed.source
+        for part in parsed.every_part():
+            steps = unwrap_steps(part.argv)
+            for (before, _), (after, wrapper) in zip(steps, steps[1:]):
+                if wrapper == "env":
+                    options = before[1 : len(before) - len(after)]
+                    for i, option in enumerate(options):
+                        if option in ("-C", "--chdir"):
+                            self._cd(options[i + 1] if i + 1 < len(options) else None, None)
+                        elif option.startswith(("--chdir=", "-C")):
+                            self._cd(option.split("=", 1)[1] if "=" in option else option[2:], None)
+            argv = steps[-1][0]
+            if not argv or _base(argv[0]) not in ("cd", "pushd", "chdir"):
+                continue
+            words = part.words[len(part.words) - len(argv) :]
+            operands = [w for w in words[1:] if not re.fullmatch(r"-[LPe@]+|--", w.value)]
+            if not operands:
+                self._cd("~" if _base(argv[0]) != "pushd" else None, None)
+            else:
+                self._cd(operands[0].value, operands[0])
+
+    def _cd(self, target: str | None, word: Word | None) -> None:
+        if target is None or target == "-" or (word is not None and not static(word)) or target[:1] in ("+",):
+            self.unknown_cwd = True
+            return
+        target = expand_tilde(self._expand_home(target), self.home)
+        for base in list(self.cwds):
+            resolved = posixpath.normpath(posixpath.join(base, target))
+            if resolved not in self.cwds:
+                self.cwds.append(resolved)
 
     def command(self, parsed: ParsedCommand) -> str | None:
         for name, body in parsed.functions:
@@ -74,6 +141,9 @@ class _Danger:
             reason = self.part(part)
             if reason:
                 return reason
+        reason = self.redirects(parsed.compound_redirects)
+        if reason:
+            return reason
         if parsed.hidden:
             return f"{parsed.hidden[0]}, so it cannot be checked"
         return None
@@ -83,11 +153,9 @@ class _Danger:
         runner = next((w for w in wrappers if w in ROOT_RUNNERS), None)
         if runner or (argv and _base(argv[0]) in ROOT_RUNNERS):
             return f"runs a command as root ({runner or _base(argv[0])})"
-        for redirect in part.redirects:
-            if redirect.writes:
-                reason = self.write_target(redirect.target.value)
-                if reason:
-                    return reason
+        reason = self.redirects(part.redirects)
+        if reason:
+            return reason
         if not argv:
             return None
         words = part.words[len(part.words) - len(argv) :]
@@ -96,17 +164,51 @@ class _Danger:
             for sub in part.substituted:
                 if _command_name(sub) in DOWNLOADERS:
                     return f"runs downloaded code ({sub.name} inside {name})"
+        inline = _inline_code(name, argv, part)
+        if inline:
+            return inline
         if name.startswith("mkfs") or name in ("mke2fs", "mkswap", "wipefs"):
             return f"formats a filesystem ({name})"
+        if name in ("rm", "shred", "rmdir") and "xargs" in wrappers:
+            return f"xargs {name} deletes whatever its input names, which cannot be checked"
         check = _CHECKS.get(name)
         if check is not None:
             reason = check(self, argv, words)
             if reason:
                 return reason
-        for target in self._write_targets(name, argv):
-            reason = self.write_target(target)
+        targets = self._write_targets(name, argv, words)
+        for target in targets:
+            reason = self.write_word(target)
             if reason:
                 return reason
+        if name not in _WRITES_DESTINATION and not _reads_only(part):
+            # A command whose writes are not known: any argument naming a protected place counts.
+            for word in words[1:]:
+                value = word.value.split("=", 1)[1] if word.value.startswith("--") and "=" in word.value else word.value
+                if value and not value.startswith("-") and (not static(word) or "/" in value or value.startswith(".")):
+                    reason = self.write_word(word, value)
+                    if reason:
+                        return reason.replace("writes to", "touches").replace("modifies", "touches")
+        return None
+
+    def redirects(self, redirects: tuple[Redirect, ...] | list[Redirect]) -> str | None:
+        for redirect in redirects:
+            if redirect.writes:
+                reason = self.write_word(redirect.target)
+                if reason:
+                    return reason
+        return None
+
+    def write_word(self, word: Word, value: str | None = None) -> str | None:
+        """`write_target` for a word; one only known when it runs counts if the command names a protected place."""
+        value = word.value if value is None else value
+        if static(word):
+            return self.write_target(value)
+        if word.raw.startswith("~+"):
+            return self.write_target(value.replace("~+", ".", 1) if value.startswith("~+") else value)
+        match = _PROTECTED_TEXT.search(word.raw) or _PROTECTED_TEXT.search(self.source)
+        if match:
+            return f"writes to {word.raw}, only known when it runs, in a command that names {match.group(1)}"
         return None
 
     # ------------------------------------------------------------ per command
@@ -123,14 +225,14 @@ class _Danger:
         return None
 
     def _find(self, argv: list[str], words: tuple[Word, ...]) -> str | None:
-        if "-delete" not in argv:
+        if not {"-delete", "-exec", "-execdir", "-ok", "-okdir"} & set(argv):
             return None
         for word in words[1:]:
             if word.value.startswith(("-", "(", "!")):
                 break
             broad = self._broad(word)
             if broad and not broad.endswith("the working directory"):  # find . -name '*.pyc' -delete is routine
-                return f"find {word.raw} -delete deletes {broad}"
+                return f"find {word.raw} deletes or runs commands on {broad}"
         return None
 
     def _dd(self, argv: list[str], words: tuple[Word, ...]) -> str | None:
@@ -163,19 +265,94 @@ class _Danger:
         return None
 
     def _git(self, argv: list[str], words: tuple[Word, ...]) -> str | None:
+        config: list[str] = []
         i = 1
         while i < len(argv) and argv[i].startswith("-"):
-            i += 2 if argv[i] in ("-C", "-c", "--namespace", "--git-dir", "--work-tree") else 1
-        if i >= len(argv) or argv[i] != "push":
+            arg = argv[i]
+            if arg.startswith("--exec-path="):
+                return f"git {arg} runs git's commands from another folder"
+            if arg in ("-c", "--config-env") and i + 1 < len(argv):
+                config.append(argv[i + 1])
+            elif arg.startswith(("-c", "--config-env=")) and arg != "-c":
+                config.append(arg.split("=", 1)[1] if arg.startswith("--") else arg[2:])
+            i += 2 if arg in _GIT_VALUE_OPTIONS else 1
+        for setting in config:
+            key = setting.split("=", 1)[0]
+            if _GIT_EXEC_KEYS.fullmatch(key):
+                return f"git -c {key} makes git run a command of its choosing"
+        subcommand = argv[i] if i < len(argv) else ""
+        rest = argv[i + 1 :]
+        if subcommand == "config":
+            key = next((a for a in rest if _GIT_EXEC_KEYS.fullmatch(a.split("=", 1)[0])), None)
+            if key is not None:
+                return f"git config {key} makes git run a command of its choosing"
             return None
-        for arg in argv[i + 1 :]:
+        if subcommand != "push":
+            return None
+        for arg in rest:
             if arg == "--":
                 break
-            forced = arg in ("--force", "--mirror") or arg.startswith("--force-with-lease") or (
+            name = arg.split("=", 1)[0]
+            forced = (name.startswith("--") and len(name) > 2 and any(o.startswith(name) for o in _GIT_FORCE)) or (
                 arg.startswith("-") and not arg.startswith("--") and "f" in arg
             )
             if forced or (arg.startswith("+") and len(arg) > 1):
                 return f"git push {arg} rewrites history on the remote"
+        return None
+
+    def _kill(self, argv: list[str], words: tuple[Word, ...]) -> str | None:
+        args = argv[1:]
+        i = 0
+        if args and args[0] in ("-s", "-n", "--signal"):
+            i = 2
+        elif args and args[0] in ("-l", "-L", "--list", "--table"):
+            return None
+        elif args and args[0].startswith("-") and args[0] != "--":
+            i = 1
+        for pid in args[i:]:
+            if pid == "--":
+                continue
+            if pid == "-1":
+                return "kill -1 signals every process it is allowed to"
+            if re.fullmatch(r"-\d+", pid):
+                return f"kill {pid} signals the whole process group {pid[1:]}"
+            if pid in ("0", "1"):
+                return f"kill {pid} signals {'its own process group' if pid == '0' else 'init (pid 1)'}"
+        return None
+
+    def _pkill(self, argv: list[str], words: tuple[Word, ...]) -> str | None:
+        name = _base(argv[0])
+        if name == "killall5":
+            return "killall5 signals every process"
+        takes_value = {"-s", "--signal", "-u", "-U", "-g", "-G", "-P", "-t", "--euid", "--uid", "--group", "--pgroup",
+                       "--parent", "--session", "--terminal", "-F", "--pidfile", "--ns", "--nslist", "--user",
+                       "-o", "--older-than", "-y", "--younger-than", "-n"}
+        if name == "pkill":
+            takes_value.add("-s")
+        patterns, regex, args = [], name == "pkill", argv[1:]
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in takes_value:
+                i += 2
+                continue
+            if arg in ("-r", "--regexp"):
+                regex = True
+            elif not arg.startswith("-") or arg == "-":
+                patterns.append(arg)
+            i += 1
+        if not patterns:
+            return f"{name} with no process name signals every process its options select"
+        for pattern in patterns:
+            try:
+                compiled = re.compile(pattern) if regex else None
+            except re.error:
+                return f"{name} {pattern} is a pattern that cannot be checked"
+            hit = next(
+                (p for p in _VITAL_PROCESSES if (compiled.search(p) if compiled else pattern == p)), None
+            )
+            if hit:
+                return f"{name} {pattern} also signals {hit} processes, including the ones running this session"
         return None
 
     # ------------------------------------------------------------ shared checks
@@ -193,25 +370,27 @@ class _Danger:
             downloaded = downloaded or next((n for n in names if n in DOWNLOADERS), None)
         return None
 
-    def _write_targets(self, name: str, argv: list[str]) -> list[str]:
-        args = argv[1:]
-        operands = [a for a in args if not a.startswith("-")]
+    def _write_targets(self, name: str, argv: list[str], words: tuple[Word, ...]) -> list[Word]:
+        args = list(words[1:])
+        operands = [w for w in args if not w.value.startswith("-")]
         if name in _WRITES_OPERANDS:
             return operands
         if name in _WRITES_DESTINATION:
             for i, arg in enumerate(args):
-                if arg in ("-t", "--target-directory") and i + 1 < len(args):
+                if arg.value in ("-t", "--target-directory") and i + 1 < len(args):
                     return [args[i + 1]]
-                if arg.startswith("--target-directory="):
-                    return [arg.split("=", 1)[1]]
+                if arg.value.startswith("--target-directory="):
+                    return [Word(arg.value.split("=", 1)[1], arg.raw.split("=", 1)[-1], arg.expands)]
             return operands[-1:]
         if name in ("sed", "gsed", "perl", "ruby") and any(
-            a == "--in-place" or a.startswith("--in-place=") or re.match(r"-[a-zA-Z]*i", a) for a in args
+            a.value == "--in-place" or a.value.startswith("--in-place=") or re.match(r"-[a-zA-Z]*i", a.value)
+            for a in args
         ):
             return operands
         if name in ("curl", "wget"):
             return [
-                args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--output", "-O", "--output-document")
+                args[i + 1] for i, a in enumerate(args[:-1])
+                if a.value in ("-o", "--output", "-O", "--output-document")
             ]
         return []
 
@@ -221,25 +400,19 @@ class _Danger:
             return None
         if path.startswith("/dev/") and not _SAFE_DEVICES.match(path):
             return f"writes to the device {target}"
+        if not path.startswith("/") and self.unknown_cwd:
+            return f"writes to {target} after a cd to a folder only known when it runs"
         candidates = {path}
-        try:
-            candidates.add(os.path.realpath(os.path.join(self.cwd, path)))
-        except (OSError, ValueError):
-            pass
+        for base in self.cwds:
+            try:
+                candidates.add(posixpath.normpath(posixpath.join(base, path)))
+                candidates.add(os.path.realpath(os.path.join(base, path)))
+            except (OSError, ValueError):
+                pass
         for candidate in candidates:
-            parts = [p for p in candidate.split("/") if p]
-            if not parts:
-                continue
-            if (
-                parts[-1] in SHELL_STARTUP_FILES
-                or parts[-1] == "config.fish" and "fish" in parts
-                or candidate.startswith(("/etc/profile", "/etc/bash.bashrc", "/etc/zsh", "/etc/environment"))
-            ):
-                return f"writes to a shell startup file ({target})"
-            if ".git" in parts:
-                return f"modifies git internals ({target})"
-            if ".agent-tui" in parts or (len(parts) >= 2 and parts[-2] == "agent-tui" and parts[-1].endswith(".json")):
-                return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
+            reason = _protected(candidate, target, self.home)
+            if reason:
+                return reason
         return None
 
     def _broad(self, word: Word) -> str | None:
@@ -250,10 +423,16 @@ class _Danger:
             if rest != value and (rest == "" or rest.startswith("/")) and not rest.strip("/*."):
                 return f"whatever {word.raw} expands to (the root folder when it is empty)"
             return None
-        if value.startswith("~") and not value.startswith("~/") and value != "~":
+        if value.startswith(("~+", "~-")):
+            if value.startswith("~-") or not static(word):
+                return f"whatever {word.raw} is (it depends on an earlier cd)"
+            value = "." + value[2:]
+        elif value.startswith("~") and not value.startswith("~/") and value != "~":
             user, _, rest = value.partition("/")
             return f"the home folder {user}" if not rest.strip("/*.") else None
         path = self._expand_home(value)
+        if not path.startswith("/") and self.unknown_cwd:
+            return f"{word.raw} in a folder only known when it runs (after cd)"
         head, tail = posixpath.split(path.rstrip("/") or "/")
         glob = bool(_GLOB_ONLY.fullmatch(tail)) and tail not in (".", "..")
         what = self._root_name(head if glob else path)
@@ -268,15 +447,22 @@ class _Danger:
                 return "the working directory"
             if set(relative.split("/")) == {".."}:
                 return f"a parent of the working directory ({path})"
-        absolute = posixpath.normpath(posixpath.join(str(self.cwd), path or "."))
-        if absolute == "/":
-            return "the whole filesystem (/)"
-        if absolute == self.home:
-            return "your home folder"
-        if self.home.startswith(absolute + "/"):
-            return f"{absolute}, which holds your home folder"
-        if absolute.count("/") == 1:
-            return f"the system folder {absolute}"
+        project = str(self.cwd)
+        for base in self.cwds:
+            # `//` is `/` to the kernel (posixpath keeps it apart)
+            absolute = "/" + posixpath.normpath(posixpath.join(base, path or ".")).lstrip("/")
+            if absolute == "/":
+                return "the whole filesystem (/)"
+            if absolute == self.home:
+                return "your home folder"
+            if self.home.startswith(absolute + "/"):
+                return f"{absolute}, which holds your home folder"
+            if absolute == project:
+                return f"the project folder {absolute}"
+            if project.startswith(absolute + "/"):
+                return f"{absolute}, which holds the project"
+            if absolute.count("/") == 1:
+                return f"the system folder {absolute}"
         return None
 
     def _expand_home(self, value: str) -> str:
@@ -299,9 +485,15 @@ def _command_name(part: CommandPart) -> str:
 
 
 def _runs_stdin_script(part: CommandPart) -> bool:
-    """A shell reading its script from stdin: `… | sh`, `… | bash -s arg`."""
+    """A shell or interpreter reading its script from stdin: `… | sh`, `… | bash -s arg`, `… | python3`."""
     argv, _ = unwrap(part.argv)
-    if not argv or _base(argv[0]) not in SHELLS:
+    if not argv:
+        return False
+    name = _base(argv[0])
+    if _PYTHON.fullmatch(name) or name in _INLINE_CODE:
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        return not operands or "-" in argv[1:]
+    if name not in SHELLS:
         return False
     options = [a for a in argv[1:] if a.startswith("-")]
     operands = [a for a in argv[1:] if not a.startswith("-")]
@@ -310,8 +502,82 @@ def _runs_stdin_script(part: CommandPart) -> bool:
 
 _CHECKS = {
     "rm": _Danger._rm, "find": _Danger._find, "dd": _Danger._dd, "chmod": _Danger._chmod,
-    "chown": _Danger._chown, "chgrp": _Danger._chown, "git": _Danger._git,
+    "chown": _Danger._chown, "chgrp": _Danger._chown, "git": _Danger._git, "kill": _Danger._kill,
+    "pkill": _Danger._pkill, "killall": _Danger._pkill, "killall5": _Danger._pkill,
 }
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--namespace", "--git-dir", "--work-tree", "--config-env", "--exec-path"})
+# git accepts any unambiguous prefix of a long option: `--force-w` is --force-with-lease.
+_GIT_FORCE = ("--force", "--force-with-lease", "--mirror")
+
+
+def _protected(candidate: str, target: str, home: str) -> str | None:
+    """Why a write to the absolute path `candidate` could change what later runs, or None."""
+    parts = [p for p in candidate.split("/") if p]
+    if not parts:
+        return None
+    if (
+        parts[-1] in SHELL_STARTUP_FILES
+        or parts[-1] == "config.fish" and "fish" in parts
+        or candidate.startswith(("/etc/profile", "/etc/bash.bashrc", "/etc/zsh", "/etc/environment"))
+    ):
+        return f"writes to a shell startup file ({target})"
+    if ".git" in parts:
+        return f"modifies git internals ({target})"
+    if parts[-1] == ".gitconfig" or "/.config/git/" in candidate + "/":
+        return f"changes git's global configuration, which can run commands ({target})"
+    if ".agent-tui" in parts or (len(parts) >= 2 and parts[-2] == "agent-tui" and parts[-1].endswith(".json")):
+        return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
+    from ..config import config_dir  # the user's settings folder; config imports nothing of ours
+
+    user = os.path.realpath(config_dir())
+    if candidate == user or candidate.startswith(user + "/"):
+        return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
+    if ".claude" in parts:
+        return f"changes Claude Code project settings, which hold permission rules and hooks ({target})"
+    if parts[-1] == ".mcp.json":
+        return f"changes the MCP server list, whose servers run as commands ({target})"
+    if ".ssh" in parts:
+        return f"changes SSH keys or configuration ({target})"
+    return None
+
+
+def _reads_only(part: CommandPart) -> bool:
+    from .bash_classify import is_read_only_part  # bash_classify imports nothing from here
+
+    return is_read_only_part(part, known_paths=False)
+
+
+def _inline_code(name: str, argv: list[str], part: CommandPart) -> str | None:
+    """An interpreter given its program in an argument or on stdin: nothing in it can be checked."""
+    if _PYTHON.fullmatch(name):
+        letters = "c"
+    elif name in _INLINE_CODE:
+        letters = _INLINE_CODE[name]
+    elif name == "deno" and argv[1:2] == ["eval"]:
+        return "deno eval runs code given on the command line, which cannot be checked"
+    else:
+        return None
+    script = False
+    for arg in argv[1:]:
+        if arg in ("--eval", "--print", "--command") or arg.startswith(("--eval=", "--print=")):
+            return f"{name} {arg} runs code given on the command line, which cannot be checked"
+        if arg == "-":
+            script = False
+            break
+        if arg.startswith("-") and not arg.startswith("--"):
+            if set(arg[1:]) & set(letters) and not (name.startswith(("python", "pypy")) and arg[1:2] in "XWQm"):
+                return f"{name} {arg} runs code given on the command line, which cannot be checked"
+            if name.startswith(("python", "pypy")) and arg in ("-m",):
+                script = True
+                break
+            continue
+        if not arg.startswith("-"):
+            script = True
+            break
+    if not script and any(r.op in ("<<", "<<-", "<<<", "<") for r in part.redirects):
+        return f"{name} reads its program from a here-document or file on stdin, which cannot be checked"
+    return None
+
 
 
 def _split_options(words: tuple[Word, ...]) -> tuple[list[str], list[Word]]:

@@ -43,6 +43,10 @@ _WRAPPER_OPTIONS: dict[str, frozenset[str]] = {
     }),
     "doas": frozenset({"-u", "-C"}),
     "flock": frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
+    # Multi-call binaries: `busybox rm -rf /` is rm.
+    "busybox": frozenset(),
+    "toybox": frozenset(),
+    "setsid": frozenset(),
 }
 # Wrappers whose first operand is not the command (timeout DURATION, flock FILE).
 _WRAPPER_OPERANDS = {"timeout": 1, "flock": 1}
@@ -114,6 +118,8 @@ class ParsedCommand:
     nested: list[ParsedCommand]
     # Why some code this command runs cannot be seen before it runs.
     hidden: list[str]
+    # Redirections of compound commands: `{ cat; } < file`, `(ls) > out`.
+    compound_redirects: list[Redirect] = field(default_factory=list)
     _by_node: dict[int, CommandPart] = field(default_factory=dict, repr=False)
 
     def every_part(self) -> Iterator[CommandPart]:
@@ -171,6 +177,10 @@ def parse_command(command: str, *, depth: int = 0) -> ParsedCommand | None:
         elif node.kind == "function":
             body = [parsed.part_for(n) for n in walk(list(children(node))) if n.kind == "command"]
             parsed.functions.append((node.name.word, body))
+    own = {id(child) for part in parsed.parts for child in part.node.parts if child.kind == "redirect"}
+    parsed.compound_redirects = [
+        make_redirect(node, command) for node in walk(trees) if node.kind == "redirect" and id(node) not in own
+    ]
     for part in parsed.parts:
         _collect_inner(parsed, part, depth)
     return parsed
@@ -250,20 +260,24 @@ def _make_part(node: Any, source: str) -> CommandPart:
         elif child.kind == "word":
             words.append(make_word(child, source))
         elif child.kind == "redirect":
-            target = child.output if hasattr(child.output, "kind") else None
-            heredoc = getattr(child, "heredoc", None)
-            body = None
-            quoted = False
-            if heredoc is not None:
-                body = heredoc.value.rsplit("\n", 1)[0] if "\n" in heredoc.value else ""
-                quoted = any(q in source[child.pos[0] : child.pos[1]] for q in "'\"\\")
-            elif child.type == "<<<" and target is not None:
-                body = make_word(target, source).value
-            word = make_word(target, source) if target is not None else None
-            redirects.append(Redirect(child.type, word, body, quoted))
+            redirects.append(make_redirect(child, source))
     return CommandPart(
         source[node.pos[0] : node.pos[1]], tuple(assignments), tuple(words), tuple(redirects), node
     )
+
+
+def make_redirect(node: Any, source: str) -> Redirect:
+    target = node.output if hasattr(node.output, "kind") else None
+    heredoc = getattr(node, "heredoc", None)
+    body = None
+    quoted = False
+    if heredoc is not None:
+        body = heredoc.value.rsplit("\n", 1)[0] if "\n" in heredoc.value else ""
+        quoted = any(q in source[node.pos[0] : node.pos[1]] for q in "'\"\\")
+    elif node.type == "<<<" and target is not None:
+        body = make_word(target, source).value
+    word = make_word(target, source) if target is not None else None
+    return Redirect(node.type, word, body, quoted)
 
 
 def make_word(node: Any, source: str) -> Word:

@@ -80,6 +80,8 @@ class GlobTool(ReadOnlyTool):
             lines = run.stdout.decode("utf-8", "replace").splitlines()
             match = glob_regex(pattern).fullmatch
             files = [str(base / rel) for line in lines if line and match(rel := line.removeprefix("./"))]
+        if ctx.read_denied is not None:
+            files = [f for f in files if not ctx.read_denied(f)]
         files = await asyncio.to_thread(sort_by_mtime, files)
         truncated = len(files) > MAX_RESULTS
         shown = files[:MAX_RESULTS]

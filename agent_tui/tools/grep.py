@@ -13,7 +13,7 @@ import re
 import shutil
 import sys
 import sysconfig
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,6 +211,8 @@ class GrepTool(ReadOnlyTool):
             yield ToolResult(f"ripgrep failed: {run.stderr.strip() or f'exit code {run.returncode}'}", is_error=True)
             return
         text = run.stdout.decode("utf-8", "replace")
+        if ctx.read_denied is not None:
+            text = _without_denied(text, mode, ctx.read_denied)
         head_limit = input.get("head_limit") or None
         if mode == "files_with_matches":
             yield _files_result(text, head_limit)
@@ -241,6 +243,14 @@ def _rg_args(input: dict[str, Any], mode: str, target: Path) -> list[str]:
             if key in input:
                 args += [key, str(input[key])]
     return args + ["-e", input["pattern"], "--", str(target)]
+
+
+def _without_denied(text: str, mode: str, denied: Callable[[str], bool]) -> str:
+    """ripgrep's output minus the files a Read deny rule covers (every output mode names the file first)."""
+    if mode == "files_with_matches":
+        return "\0".join(p for p in text.split("\0") if not (p.strip("\n") and denied(p.strip("\n"))))
+    kept = [line for line in text.split("\n") if "\0" not in line or not denied(line.partition("\0")[0])]
+    return "\n".join(kept)
 
 
 def _plural(n: int, word: str) -> str:
