@@ -191,6 +191,7 @@ class StreamingToolExecutor:
                 break
             t.status = "running"
             t.task = asyncio.get_running_loop().create_task(self._run(t), name=f"tool:{t.name}:{t.id}")
+            t.task.add_done_callback(lambda _task, t=t: self._task_done(t))
             running.append(t)
 
     def _finish(self, t: TrackedTool, content: Any, is_error: bool, outcome: str, data: dict | None = None) -> None:
@@ -219,16 +220,23 @@ class StreamingToolExecutor:
         try:
             await self._run_inner(t)
         except asyncio.CancelledError:
-            if self._sibling_error and not self._aborting:
-                message = self._sibling_error
-            else:
-                message = self._abort_reason or INTERRUPTED_BY_USER
-            self._finish(t, message, True, "cancelled")
+            self._finish(t, self._cancelled_message(), True, "cancelled")
             raise
         except Exception as exc:  # A tool bug becomes an error result; the turn goes on.
             self._finish(t, f"Error: {type(exc).__name__}: {exc}", True, "error")
         finally:
             self._pump()
+
+    def _task_done(self, t: TrackedTool) -> None:
+        # A task cancelled before its first step never enters `_run`: it still owes a result.
+        if t.status != "done":
+            self._finish(t, self._cancelled_message(), True, "cancelled")
+            self._pump()
+
+    def _cancelled_message(self) -> str:
+        if self._sibling_error and not self._aborting:
+            return self._sibling_error
+        return self._abort_reason or INTERRUPTED_BY_USER
 
     async def _run_inner(self, t: TrackedTool) -> None:
         tool = t.tool
