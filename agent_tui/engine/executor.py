@@ -21,7 +21,7 @@ from typing import Any
 from ..tools.base import Progress, Tool, ToolContext, ToolResult, one_line, validate_schema
 from . import events as ev
 from .hooks import HookOutcome, HookRunner, context_text, hook_label
-from .messages import REJECT_MESSAGE, tool_result_block
+from .messages import REJECT_MESSAGE, tool_result_block, valid_utf8
 from .permissions import Decision, PermissionAnswer, PermissionPolicy
 
 INTERRUPTED_BY_USER = "Interrupted by user"
@@ -200,6 +200,8 @@ class StreamingToolExecutor:
         t.status = "done"
         t.outcome = outcome
         t.finished = time.monotonic()
+        # Output of a non-UTF-8 file or command: history and front ends only ever hold valid text.
+        content, data = valid_utf8(content), valid_utf8(data)
         t.result = tool_result_block(t.id, content, is_error)
         text = content if isinstance(content, str) else _blocks_text(content)
         self._emit(
@@ -388,7 +390,7 @@ class StreamingToolExecutor:
         preview = getattr(tool, "permission_preview", None)
         if preview is not None:
             try:
-                diff = await preview(t.input, self._make_context(t.id))
+                diff = valid_utf8(await preview(t.input, self._make_context(t.id)))
             except Exception:
                 diff = None
         future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()

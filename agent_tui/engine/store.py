@@ -49,6 +49,7 @@ from .messages import (
     tool_result_block,
     tool_uses,
     user_message,
+    valid_utf8,
 )
 
 FORMAT_VERSION = 1
@@ -104,7 +105,7 @@ def project_dir(cwd: Path) -> Path:
 
 def _dumps(record: dict[str, Any]) -> bytes:
     text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-    return (text + "\n").encode("utf-8", "surrogatepass")
+    return (valid_utf8(text) + "\n").encode("utf-8")
 
 
 # ---------------------------------------------------------------- writing
@@ -343,7 +344,8 @@ def load_transcript(path: Path) -> Transcript:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw.decode("utf-8", "surrogatepass"))
+            # Older transcripts stored lone surrogates (surrogatepass): they load as U+FFFD.
+            record = valid_utf8(json.loads(raw.decode("utf-8", "surrogatepass")))
             if not isinstance(record, dict):
                 raise ValueError("not an object")
         except ValueError:
