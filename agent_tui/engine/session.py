@@ -156,7 +156,9 @@ class Session:
             self.options.append_system_prompt,
             memory=self.memory.block(),
         )
-        self.tool_state: dict[str, Any] = {}
+        # Commands started with run_in_background, shared with subagents; killed by `aclose`.
+        self._background_shells: dict[str, Any] = {}
+        self.tool_state: dict[str, Any] = {"background_shells": self._background_shells}
         self._watcher: ReadStateWatcher | None = None
         self.permission_denials: list[PermissionDenial] = []
         self.usage_totals: dict[str, int] = {}
@@ -252,6 +254,7 @@ class Session:
         (new id, new transcript); the old one stays resumable."""
         self.history = []
         self.tool_state.clear()
+        self.tool_state["background_shells"] = self._background_shells
         self._hook_context.clear()
         self._session_start_source = "clear"
         self.transcript = None
@@ -275,6 +278,7 @@ class Session:
         self.session_id = transcript.session_id
         self.history = list(transcript.history)
         self.tool_state.clear()
+        self.tool_state["background_shells"] = self._background_shells
         self._hook_context.clear()
         self._session_start_source = "resume"
         self.transcript = transcript
@@ -530,7 +534,10 @@ class Session:
         await self._watcher.start()
 
     async def aclose(self) -> None:
-        """Release the model client's connections, stop the file watcher and the MCP servers."""
+        """Kill background commands; release the model client's connections, stop the file
+        watcher and the MCP servers."""
+        shells = list(self._background_shells.values())
+        await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
         if self._watcher is not None:
             await self._watcher.stop()
             self._watcher = None
