@@ -339,6 +339,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if transcript is not None and self.session.history:
             await self.replay(replay_events(transcript))
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
+            if self.session.fork_notice:
+                self.say(self.session.fork_notice, kind="error")
         if self._pick_session:
             await run_slash(self, "resume", "")
         if self._initial_prompt:
