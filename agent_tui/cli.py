@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -222,8 +224,18 @@ def main(argv: list[str] | None = None) -> int:
         from .printer import run_print
 
         async def print_and_close() -> int:
+            terminated: list[bool] = []
+
+            def on_sigterm() -> None:
+                terminated.append(True)
+                session.abort()
+
+            # SIGTERM ends the turn like Ctrl+C, so `aclose` still kills background commands.
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
             try:
-                return await run_print(session, prompt, args.output_format)
+                code = await run_print(session, prompt, args.output_format)
+                return 128 + signal.SIGTERM if terminated else code
             finally:
                 await session.aclose()
 

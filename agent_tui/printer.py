@@ -16,6 +16,7 @@ import time
 from typing import Any, TextIO
 
 from .engine import events as ev
+from .engine.messages import valid_utf8
 from .engine.query import Terminal, TerminalReason
 from .engine.session import Session
 
@@ -23,6 +24,19 @@ _SUBTYPES = {
     TerminalReason.COMPLETED: "success",
     TerminalReason.MAX_TURNS: "error_max_turns",
 }
+
+
+class _ValidUtf8:
+    """Writes only valid UTF-8: undecodable bytes from files or commands print as U+FFFD."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        return self._out.write(valid_utf8(text))
+
+    def flush(self) -> None:
+        self._out.flush()
 
 
 def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dict[str, Any]:
@@ -50,7 +64,7 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dic
 
 
 async def run_print(session: Session, prompt: str, output_format: str = "text", out: TextIO | None = None) -> int:
-    out = out or sys.stdout
+    out = _ValidUtf8(out or sys.stdout)
     started = time.monotonic()
     if output_format == "stream-json":
         write = out.write

@@ -218,6 +218,38 @@ async def test_a_stop_hook_that_always_blocks_is_bounded_by_max_turns(api, tmp_p
     assert check_history(session.history) == []
 
 
+async def test_a_stop_hook_that_always_blocks_is_overridden_after_eight_continuations(api, tmp_path):
+    script = hook_script(tmp_path, "stop.sh", "echo 'again' >&2\nexit 2\n")
+    api.push(*(reply(f"answer {n}") for n in range(1, 21)))
+    session = session_with(api, tmp_path, hooks("Stop", script))
+    rec = Recorder(session)
+
+    terminal = await session.submit("go")
+
+    # Claude Code's default cap: the first answer plus 8 forced continuations, then the 9th block is overridden.
+    assert len(api.requests) == 9 and api.pending == 11
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "answer 9"
+    assert hook_notices(rec)[-1].startswith("A Stop hook blocked the turn from ending 9 consecutive times")
+    assert check_history(session.history) == []
+
+
+async def test_the_stop_hook_block_count_restarts_when_the_model_runs_a_tool(api, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "2")
+    script = hook_script(tmp_path, "stop.sh", "echo 'again' >&2\nexit 2\n")
+    (tmp_path / "notes.txt").write_text("hello\n")
+    api.push(
+        reply("one"), reply("two"),
+        reply(tool_use("Read", {"file_path": str(tmp_path / "notes.txt")}, id="toolu_read")),
+        reply("three"), reply("four"), reply("five"), reply("never sent"),
+    )
+    session = session_with(api, tmp_path, hooks("Stop", script))
+
+    terminal = await session.submit("go")
+
+    assert len(api.requests) == 6 and terminal.result == "five"
+    assert terminal.reason is TerminalReason.COMPLETED
+
+
 # ---------------------------------------------------------------- SubagentStop
 
 

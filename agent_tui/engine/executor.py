@@ -21,7 +21,7 @@ from typing import Any
 from ..tools.base import Progress, Tool, ToolContext, ToolResult, one_line, validate_schema
 from . import events as ev
 from .hooks import HookOutcome, HookRunner, context_text, hook_label
-from .messages import REJECT_MESSAGE, tool_result_block
+from .messages import REJECT_MESSAGE, tool_result_block, valid_utf8
 from .permissions import Decision, PermissionAnswer, PermissionPolicy
 
 INTERRUPTED_BY_USER = "Interrupted by user"
@@ -191,6 +191,7 @@ class StreamingToolExecutor:
                 break
             t.status = "running"
             t.task = asyncio.get_running_loop().create_task(self._run(t), name=f"tool:{t.name}:{t.id}")
+            t.task.add_done_callback(lambda _task, t=t: self._task_done(t))
             running.append(t)
 
     def _finish(self, t: TrackedTool, content: Any, is_error: bool, outcome: str, data: dict | None = None) -> None:
@@ -199,6 +200,8 @@ class StreamingToolExecutor:
         t.status = "done"
         t.outcome = outcome
         t.finished = time.monotonic()
+        # Output of a non-UTF-8 file or command: history and front ends only ever hold valid text.
+        content, data = valid_utf8(content), valid_utf8(data)
         t.result = tool_result_block(t.id, content, is_error)
         text = content if isinstance(content, str) else _blocks_text(content)
         self._emit(
@@ -219,16 +222,23 @@ class StreamingToolExecutor:
         try:
             await self._run_inner(t)
         except asyncio.CancelledError:
-            if self._sibling_error and not self._aborting:
-                message = self._sibling_error
-            else:
-                message = self._abort_reason or INTERRUPTED_BY_USER
-            self._finish(t, message, True, "cancelled")
+            self._finish(t, self._cancelled_message(), True, "cancelled")
             raise
         except Exception as exc:  # A tool bug becomes an error result; the turn goes on.
             self._finish(t, f"Error: {type(exc).__name__}: {exc}", True, "error")
         finally:
             self._pump()
+
+    def _task_done(self, t: TrackedTool) -> None:
+        # A task cancelled before its first step never enters `_run`: it still owes a result.
+        if t.status != "done":
+            self._finish(t, self._cancelled_message(), True, "cancelled")
+            self._pump()
+
+    def _cancelled_message(self) -> str:
+        if self._sibling_error and not self._aborting:
+            return self._sibling_error
+        return self._abort_reason or INTERRUPTED_BY_USER
 
     async def _run_inner(self, t: TrackedTool) -> None:
         tool = t.tool
@@ -380,7 +390,7 @@ class StreamingToolExecutor:
         preview = getattr(tool, "permission_preview", None)
         if preview is not None:
             try:
-                diff = await preview(t.input, self._make_context(t.id))
+                diff = valid_utf8(await preview(t.input, self._make_context(t.id)))
             except Exception:
                 diff = None
         future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()

@@ -46,6 +46,9 @@ EVENTS = (
     "Notification",
 )
 DEFAULT_TIMEOUT = 60.0
+
+# Claude Code overrides a Stop hook after 8 consecutive blocks; same variable, <= 0 disables the cap.
+STOP_HOOK_BLOCK_CAP = 8
 # Hook output beyond this many characters is cut before it reaches the model or the screen.
 OUTPUT_CAP = 10_000
 # Exit 2 blocks only here; for the other events its stderr is just shown to the user.
@@ -102,6 +105,14 @@ class HookOutcome:
     additional_context: list[str] = field(default_factory=list)
     # The user aborted while the hooks ran; they were killed.
     aborted: bool = False
+
+
+def stop_hook_block_cap() -> int:
+    """How many Stop-hook blocks in a row may continue the loop (0: no cap)."""
+    try:
+        return int(os.environ.get("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", STOP_HOOK_BLOCK_CAP))
+    except ValueError:
+        return STOP_HOOK_BLOCK_CAP
 
 
 def hook_label(event: str, fields: Mapping[str, Any]) -> str:

@@ -10,6 +10,7 @@ defence, and `normalize_for_api` prepares a history for a request.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 Message = dict[str, Any]
@@ -25,6 +26,22 @@ REJECT_MESSAGE = (
 )
 # Keys the engine keeps on blocks for itself; never sent to the API.
 _PRIVATE_KEYS = ("_partial", "_parse_error", "_raw_input")
+
+
+# Lone surrogates: bytes a file or command gave that are not UTF-8, kept by surrogateescape.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def valid_utf8(value: Any) -> Any:
+    """`value` (str, or lists and dicts of them) with every lone surrogate replaced by
+    U+FFFD, so it encodes as UTF-8: for the API, the transcript and the terminal."""
+    if isinstance(value, str):
+        return value if value.isascii() else _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [valid_utf8(v) for v in value]
+    if isinstance(value, dict):
+        return {k: valid_utf8(v) for k, v in value.items()}
+    return value
 
 
 def text_block(text: str) -> Block:
@@ -192,7 +209,7 @@ def normalize_for_api(messages: list[Message]) -> list[Message]:
         for b in blocks(m):
             if b.get("type") == "text" and not b.get("text"):
                 continue
-            content.append(strip_private(b))
+            content.append(valid_utf8(strip_private(b)))
         if content:
             cleaned.append({"role": m["role"], "content": content})
     if check_history(cleaned):

@@ -39,7 +39,7 @@ from .compaction import CompactionFailed, CompactionInterrupted, compact_convers
 from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
 from .aborting import race_abort
 from .executor import ExecutorOptions, StreamingToolExecutor
-from .hooks import HookOutcome, HookRunner
+from .hooks import HookOutcome, HookRunner, stop_hook_block_cap
 from .messages import (
     INTERRUPTED_FOR_TOOL_USE,
     INTERRUPTED_MESSAGE,
@@ -103,6 +103,8 @@ class State:
     max_output_tokens_recovery_count: int = 0
     has_attempted_reactive_compact: bool = False
     stop_hook_active: bool = False
+    # Stop-hook blocks since the model last ran a tool (capped like Claude Code's).
+    stop_hook_blocks: int = 0
     auto_compact_tracking: ContextTracking = ContextTracking()
     # The model requests go to (the fallback model after `fallback_retry`).
     model: str = ""
@@ -492,6 +494,15 @@ async def query(params: QueryParams) -> Terminal:
                 return finish(TerminalReason.STOP_HOOK_PREVENTED, messages, error=text)
             if stop is None or not stop.blocked:
                 return finish(TerminalReason.COMPLETED, messages)
+            cap = stop_hook_block_cap()
+            if 0 < cap <= state.stop_hook_blocks:
+                text = (
+                    f"A {stop.event} hook blocked the turn from ending {cap + 1} consecutive times; "
+                    "overriding it and ending the turn. A Stop hook should exit 0 when stop_hook_active "
+                    "is true (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP changes the limit)."
+                )
+                emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
+                return finish(TerminalReason.COMPLETED, messages)
             # The hook wants more work: its reason is the model's next instruction.
             messages.append(user_message(f"{stop.event} hook feedback:\n{stop.reason}"))
             _completed(params, messages[-1])
@@ -505,6 +516,7 @@ async def query(params: QueryParams) -> Terminal:
                 turn_count=state.turn_count + 1,
                 transition=Transition.STOP_HOOK_BLOCKING,
                 stop_hook_active=True,
+                stop_hook_blocks=state.stop_hook_blocks + 1,
                 max_output_tokens_override=None,
             )
             continue
@@ -536,6 +548,7 @@ async def query(params: QueryParams) -> Terminal:
             max_output_tokens_override=None,
             max_output_tokens_recovery_count=0,
             has_attempted_reactive_compact=False,
+            stop_hook_blocks=0,
         )
 
 

@@ -156,7 +156,11 @@ class Session:
             self.options.append_system_prompt,
             memory=self.memory.block(),
         )
-        self.tool_state: dict[str, Any] = {}
+        # Commands started with run_in_background, shared with subagents; killed by `aclose`.
+        self._background_shells: dict[str, Any] = {}
+        # Set by `resume` when the session was open elsewhere and this one continues a copy.
+        self.forked_from: str | None = None
+        self.tool_state: dict[str, Any] = {"background_shells": self._background_shells}
         self._watcher: ReadStateWatcher | None = None
         self.permission_denials: list[PermissionDenial] = []
         self.usage_totals: dict[str, int] = {}
@@ -252,6 +256,7 @@ class Session:
         (new id, new transcript); the old one stays resumable."""
         self.history = []
         self.tool_state.clear()
+        self.tool_state["background_shells"] = self._background_shells
         self._hook_context.clear()
         self._session_start_source = "clear"
         self.transcript = None
@@ -272,18 +277,37 @@ class Session:
             raise RuntimeError("cannot resume while a turn is running")
         directory = self.store.directory if self.store is not None else project_dir(self.cwd)
         transcript = load_transcript(find_session(directory, session_id))
-        self.session_id = transcript.session_id
+        store = TranscriptStore.reopen(transcript, self.cwd) if self.store is not None else None
+        self.forked_from = None
+        if store is not None and not store.lock():
+            # Another process is writing this session: go on in a copy rather than interleave.
+            self.forked_from = transcript.session_id
+            store = self.store.for_session(str(uuid.uuid4()))
+        self.session_id = store.session_id if store is not None else transcript.session_id
+        if self.forked_from:
+            transcript.problems.append(self.fork_notice)
         self.history = list(transcript.history)
         self.tool_state.clear()
+        self.tool_state["background_shells"] = self._background_shells
         self._hook_context.clear()
         self._session_start_source = "resume"
         self.transcript = transcript
-        if self.store is not None:
-            self._use_store(TranscriptStore.reopen(transcript, self.cwd))
-            if transcript.repaired:
+        if store is not None:
+            self._use_store(store)
+            if transcript.repaired or self.forked_from:
                 self.store.sync(self.history)
                 self.store.commit()
         return transcript
+
+    @property
+    def fork_notice(self) -> str | None:
+        """What to tell the person when `resume` forked a session another process holds."""
+        if not self.forked_from:
+            return None
+        return (
+            f"Session {self.forked_from[:8]} is open in another agent-tui process; continuing as a new "
+            f"session {self.session_id[:8]} with a copy of its history."
+        )
 
     def _use_store(self, store: TranscriptStore) -> None:
         if self.store is not None:
@@ -531,7 +555,10 @@ class Session:
         await self._watcher.start()
 
     async def aclose(self) -> None:
-        """Release the model client's connections, stop the file watcher and the MCP servers."""
+        """Kill background commands; release the model client's connections, stop the file
+        watcher and the MCP servers."""
+        shells = list(self._background_shells.values())
+        await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
         if self._watcher is not None:
             await self._watcher.stop()
             self._watcher = None

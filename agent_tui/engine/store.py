@@ -26,6 +26,11 @@ from __future__ import annotations
 
 import json
 import os
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: sessions go unlocked
+    fcntl = None  # type: ignore[assignment]
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -49,6 +54,7 @@ from .messages import (
     tool_result_block,
     tool_uses,
     user_message,
+    valid_utf8,
 )
 
 FORMAT_VERSION = 1
@@ -104,7 +110,7 @@ def project_dir(cwd: Path) -> Path:
 
 def _dumps(record: dict[str, Any]) -> bytes:
     text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-    return (text + "\n").encode("utf-8", "surrogatepass")
+    return (valid_utf8(text) + "\n").encode("utf-8")
 
 
 # ---------------------------------------------------------------- writing
@@ -128,6 +134,33 @@ class TranscriptStore:
         self._pending: list[bytes] = []
         self._unsynced = False
         self._failed = False
+        self._lock_fd: int | None = None
+
+    @property
+    def lock_path(self) -> Path:
+        return self.directory / f"{self.session_id}.lock"
+
+    def lock(self) -> bool:
+        """Take this session's exclusive lock, held until `close`; False when another
+        process (or another store in this one) has it.  Two writers would interleave
+        their records in one transcript."""
+        if self._lock_fd is not None or fcntl is None:
+            return True
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError:
+            return True  # cannot lock (read-only folder): writing will report its own error
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except OSError:
+            os.close(fd)
+            return True  # a filesystem without locks
+        self._lock_fd = fd
+        return True
 
     @property
     def assets_dir(self) -> Path:
@@ -196,6 +229,9 @@ class TranscriptStore:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock; the file stays (unlinking it would race)
+            self._lock_fd = None
 
     # -- file
 
@@ -217,6 +253,7 @@ class TranscriptStore:
 
     def _open(self) -> int:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.lock()
         created = not self.path.exists()
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
         try:
@@ -343,7 +380,8 @@ def load_transcript(path: Path) -> Transcript:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw.decode("utf-8", "surrogatepass"))
+            # Older transcripts stored lone surrogates (surrogatepass): they load as U+FFFD.
+            record = valid_utf8(json.loads(raw.decode("utf-8", "surrogatepass")))
             if not isinstance(record, dict):
                 raise ValueError("not an object")
         except ValueError:

@@ -46,6 +46,42 @@ class FileToolError(Exception):
     """A planned change cannot be made; the message is the tool result text."""
 
 
+class NotRegularFile(OSError):
+    """The path is a FIFO, device, socket or directory: reading it could block or never end."""
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages ("a FIFO (named pipe)")."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | os.PathLike[str]) -> Any:
+    """Open `path` for binary reading only if it is a regular file.
+
+    O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer;
+    the check runs on the opened descriptor, so a swap after a stat cannot slip through.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(f"{path} is {file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 @dataclass(slots=True)
 class Encoding:
     codec: str = "utf-8"
@@ -126,8 +162,13 @@ def read_snapshot(path: Path) -> FileSnapshot:
         raise FileToolError(f"Cannot access {path}: {exc.strerror or exc}") from exc
     if stat.S_ISDIR(st.st_mode):
         raise FileToolError(f"{path} is a directory, not a file.")
+    if not stat.S_ISREG(st.st_mode):
+        raise FileToolError(f"{path} is {file_kind(st.st_mode)}, not a regular file; only regular files can be changed.")
     try:
-        raw = target.read_bytes()
+        with open_regular(target) as fh:
+            raw = fh.read()
+    except NotRegularFile as exc:
+        raise FileToolError(f"{exc}; only regular files can be changed.") from exc
     except OSError as exc:
         raise FileToolError(f"Cannot read {path}: {exc.strerror or exc}") from exc
     text, enc = decode(raw)

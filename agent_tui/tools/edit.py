@@ -8,6 +8,7 @@ straight ones (the replacement then takes the file's curly style).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,15 @@ Usage:
 - Only use emojis if the user explicitly requests it. Avoid adding emojis to files unless asked.
 - The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use `replace_all` to change every instance of `old_string`.
 - Use `replace_all` for replacing and renaming strings across the file. This parameter is useful if you want to rename a variable for instance."""
+
+
+# Bytes of the file that are not UTF-8 (surrogateescape): Read shows them as U+FFFD.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+UNDECODABLE_MESSAGE = (
+    "String to replace not found in file. The file contains bytes that are not valid UTF-8, which Read "
+    "shows as \ufffd; an edit keeps them as they are but old_string cannot match them. Choose an "
+    "old_string and new_string that leave those characters out."
+)
 
 
 def not_found_message(old_string: str) -> str:
@@ -111,6 +121,8 @@ def apply_edit(content: str, old_string: str, new_string: str, replace_all: bool
     old = normalize_newlines(old_string)
     new = normalize_newlines(new_string)
     actual = find_actual_string(content, old)
+    if actual is None and "\ufffd" in old and _UNDECODABLE.search(content):
+        raise FileToolError(UNDECODABLE_MESSAGE)
     if actual is None:
         raise FileToolError(not_found_message(old_string))
     count = content.count(actual)

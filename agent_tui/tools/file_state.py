@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._fileio import decode
+from ._fileio import decode, open_regular
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def _disk_content(path: str, mtime: float) -> bytes | None:
     try:
         if os.stat(path).st_size > HASH_LIMIT:
             return None
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             data = fh.read()
     except OSError:
         return None
@@ -155,7 +155,7 @@ def check_writable(state: dict[str, Any], path: str | os.PathLike[str]) -> str |
         # Recorded without content: the mtime decides.
         return None if same_mtime else MODIFIED_MESSAGE
     try:
-        with open(key, "rb") as fh:
+        with open_regular(key) as fh:
             actual = content_hash(fh.read())
     except OSError:
         return MODIFIED_MESSAGE

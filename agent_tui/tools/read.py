@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_tui.tools._fileio import open_regular
 from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
 from agent_tui.tools.file_state import record_read
 
@@ -115,7 +117,7 @@ class ReadTool(ReadOnlyTool):
 
 
 def _looks_binary(path: Path) -> bool:
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         return b"\0" in f.read(_SNIFF_BYTES)
 
 
@@ -125,7 +127,7 @@ def _read_window(path: Path, start: int, limit: int) -> _Window:
     truncated = 0
     total = 0
     end = start + limit
-    with path.open("r", encoding="utf-8", errors="replace") as f:
+    with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="replace") as f:
         for total, line in enumerate(f, start=1):
             if start <= total < end:
                 line = line.rstrip("\r\n")

@@ -10,6 +10,8 @@ permission Futures.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import time
 import weakref
 from collections import deque
@@ -129,6 +131,10 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.queued_view = self.query_one("#queued", Static)
         if self._keymap_setting:
             self.set_keymap(self._keymap_setting)
+        # A kill or a closed terminal quits as Ctrl+Q does, so on_unmount still kills background commands.
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                asyncio.get_running_loop().add_signal_handler(signum, self.exit)
         self.refresh_header()
         gauge = self.gauge
         gauge.context_window = self.session.context_window
@@ -239,6 +245,9 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.exit(0)
 
     async def on_unmount(self) -> None:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                asyncio.get_running_loop().remove_signal_handler(signum)
         # The app's loop is the one the session's connections live on: release them here.
         self.session.abort()
         self._bridge.close()
@@ -334,6 +343,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if transcript is not None and self.session.history:
             await self.replay(replay_events(transcript))
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
+            if self.session.fork_notice:
+                self.say(self.session.fork_notice, kind="error")
         if self._pick_session:
             await run_slash(self, "resume", "")
         if self._initial_prompt:

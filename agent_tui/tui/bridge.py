@@ -17,6 +17,7 @@ from textual.message_pump import MessagePump
 
 from ..engine import events as ev
 from ..engine.bus import EventBus, Subscription
+from .safe_text import safe_event
 
 
 class EngineEvents(Message):
@@ -24,7 +25,8 @@ class EngineEvents(Message):
 
     def __init__(self, events: list[ev.Event], handled: asyncio.Event) -> None:
         super().__init__()
-        self.events = events
+        # Live or replayed, no model or tool text reaches the screen with escape sequences in it.
+        self.events = [safe_event(e) for e in events]
         self.handled = handled
 
 

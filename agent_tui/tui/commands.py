@@ -278,6 +278,8 @@ async def _resume(app: AgentApp, arg: str) -> None:
         return
     await app.clear_view()
     await app.replay(replay_events(transcript))
+    if app.session.fork_notice:
+        app.say(app.session.fork_notice, kind="error")
     app.refresh_header()
     app.say(f"Resumed session {app.session.session_id[:8]} ({len(app.session.history)} messages).")
 

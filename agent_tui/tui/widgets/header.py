@@ -8,6 +8,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ..safe_text import terminal_safe
+
 MODE_LABELS = {
     "default": "ask before changes",
     "acceptEdits": "accept edits",
@@ -37,18 +39,18 @@ class SessionHeader(Widget):
         if self.offline:
             model = Content.assemble(
                 ("◆ ", "$warning"),
-                (self.model_label, "bold"),
+                (terminal_safe(self.model_label), "bold"),
                 (" — no API key, the demo model answers", "$text-warning"),
             )
         else:
-            model = Content.assemble(("◆ ", "$primary"), (self.model_label, "bold"))
+            model = Content.assemble(("◆ ", "$primary"), (terminal_safe(self.model_label), "bold"))
         mode_style = "$text-warning" if self.mode in ("acceptEdits", "bypassPermissions") else "$text-accent"
         if self.mode == "plan":
             mode_style = "$text-success"
         return Content.assemble(
             model,
             ("  ·  ", "$foreground-muted"),
-            (short_path(self.cwd), "$text-secondary"),
+            (terminal_safe(short_path(self.cwd)), "$text-secondary"),
             ("  ·  ", "$foreground-muted"),
             (f"⏵ {MODE_LABELS.get(self.mode, self.mode)}", mode_style),
             ("  ·  ", "$foreground-muted"),

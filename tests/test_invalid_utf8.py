@@ -1,0 +1,105 @@
+"""A file that is not valid UTF-8 never poisons the session: tool results, requests,
+the transcript and print mode's output are valid UTF-8 (undecodable bytes show as
+U+FFFD), and an Edit keeps those bytes in the file as they were."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.query import TerminalReason
+from agent_tui.tools.edit import UNDECODABLE_MESSAGE
+from tests.engine_helpers import make_session, tool_results
+from tests.loopback import LoopbackServer, reply, tool_use
+from tests.test_print_mode import AGENT, env_for
+
+LATIN1 = b"name = 'caf\xe9'\nx = 1\n"
+
+
+def latin1_file(cwd: Path) -> Path:
+    path = cwd / "latin.py"
+    path.write_bytes(LATIN1)
+    return path
+
+
+def read_then_edit(path: Path, old: str = "x = 1", new: str = "x = 2") -> list:
+    return [
+        reply(tool_use("Read", {"file_path": str(path)}, id="t_read")),
+        reply(tool_use("Edit", {"file_path": str(path), "old_string": old, "new_string": new}, id="t_edit")),
+        reply("Edited."),
+    ]
+
+
+async def test_editing_a_latin1_file_keeps_its_bytes_and_every_later_request_succeeds(api, tmp_path):
+    path = latin1_file(tmp_path)
+    api.push(*read_then_edit(path), reply("Still here."))
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"), persist=True)
+
+    first = await session.submit("set x to 2")
+    second = await session.submit("anything else?")
+    await session.aclose()
+
+    assert (first.reason, second.reason) == (TerminalReason.COMPLETED, TerminalReason.COMPLETED)
+    assert len(api.requests) == 4 and second.result == "Still here."
+    assert path.read_bytes() == b"name = 'caf\xe9'\nx = 2\n"
+    [edit] = tool_results(api.requests[2].body)
+    assert not edit.get("is_error") and "caf\ufffd'" in edit["content"] and "x = 2" in edit["content"]
+    session.store.path.read_bytes().decode("utf-8")  # strict: the transcript is valid UTF-8
+
+
+async def test_an_edit_that_would_match_undecodable_bytes_is_refused_clearly(api, tmp_path):
+    path = latin1_file(tmp_path)
+    api.push(*read_then_edit(path, old="caf\ufffd", new="cafe"))
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
+
+    await session.submit("rename")
+
+    [edit] = tool_results(api.requests[2].body)
+    assert edit["is_error"] and edit["content"] == UNDECODABLE_MESSAGE
+    assert path.read_bytes() == LATIN1
+
+
+async def test_a_transcript_holding_undecodable_bytes_resumes_and_sends_valid_text(tmp_path):
+    path = latin1_file(tmp_path)
+    with LoopbackServer() as srv:
+        srv.push(reply(tool_use("Read", {"file_path": str(path)}, id="t_read")), reply("Read it."), reply("Resumed."))
+        first = make_session(srv.url, tmp_path, policy=PermissionPolicy(interactive=False), persist=True)
+        await first.submit("read latin.py")
+        await first.aclose()
+        # Earlier versions stored such a result with surrogatepass: "\udce9" as the bytes ED B3 A9.
+        transcript = first.store.path
+        transcript.write_bytes(transcript.read_bytes().replace("\ufffd".encode(), "\udce9".encode("utf-8", "surrogatepass")))
+
+        resumed = make_session(srv.url, tmp_path, policy=PermissionPolicy(interactive=False), persist=True)
+        resumed.resume()
+        terminal = await resumed.submit("and now?")
+        await resumed.aclose()
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "Resumed."
+    [read] = tool_results_of(srv.requests[2].body["messages"][2])
+    assert "caf\ufffd'" in read["content"]
+
+
+def tool_results_of(message: dict) -> list:
+    return [b for b in message["content"] if b.get("type") == "tool_result"]
+
+
+def test_print_mode_stream_json_and_continue_print_valid_utf8(api, tmp_path):
+    path = latin1_file(tmp_path)
+    api.push(*read_then_edit(path), reply("Continued."))
+    env = env_for(api.url)
+    args = ["--output-format", "stream-json", "--permission-mode", "bypassPermissions"]
+
+    first = subprocess.run([AGENT, "-p", "set x to 2", *args], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    second = subprocess.run([AGENT, "-p", "-c", "more?", *args], cwd=tmp_path, env=env, capture_output=True,
+                            timeout=120)
+
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 0, second.stderr
+    lines = [json.loads(line) for line in first.stdout.decode("utf-8").splitlines()]  # strict decode
+    edit = next(e for e in lines if e["type"] == "tool_finished" and e["name"] == "Edit")
+    assert not edit["is_error"] and "caf\ufffd'" in edit["data"]["diff"]
+    assert json.loads(second.stdout.decode("utf-8").splitlines()[-1])["result"] == "Continued."
+    assert path.read_bytes() == b"name = 'caf\xe9'\nx = 2\n"
