@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import tracemalloc
 
 
 from agent_tui.engine import events as ev
@@ -94,6 +95,21 @@ async def test_closed_subscription_ends_iteration_after_queued_events():
     bus.publish(ev.Notice(kind="info", message="last"))
     sub.close()
     assert [e.message async for e in sub] == ["last"]
+
+
+def test_a_slow_subscriber_holds_a_long_run_of_deltas_at_about_the_size_of_its_text():
+    bus = EventBus()
+    sub = bus.subscribe("slow")
+    tracemalloc.start()
+    for n in range(100_000):  # 800 KB in 8-character deltas, each a new string as the decoder makes them
+        bus.publish(ev.TextDelta(index=0, text=f"{n:07d} "))
+    held, _peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # A str per delta would hold about 7 MB until the subscriber reads them.
+    assert held < 2 * 800_000
+    merged = sub.get_nowait()
+    assert merged == ev.TextDelta(index=0, text="".join(f"{n:07d} " for n in range(100_000)))
+    assert sub.get_nowait() is None
 
 
 def test_engine_does_not_import_textual():

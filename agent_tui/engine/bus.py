@@ -14,16 +14,18 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .events import COALESCIBLE, Event
+from .textbuffer import TextBuffer
 
 
 class _PendingDelta:
-    """A run of queued deltas for one block, joined only when delivered (linear cost)."""
+    """A run of queued deltas for one block, joined as it grows (linear cost, about the text's size)."""
 
-    __slots__ = ("first", "parts")
+    __slots__ = ("first", "parts", "count")
 
     def __init__(self, first: Event) -> None:
         self.first = first
-        self.parts: list[str] = [first.text]  # type: ignore[attr-defined]
+        self.parts = TextBuffer(first.text)  # type: ignore[attr-defined]
+        self.count = 1
 
     def matches(self, event: Event) -> bool:
         f = self.first
@@ -34,11 +36,11 @@ class _PendingDelta:
         )
 
     def materialize(self) -> Event:
-        if len(self.parts) == 1:
+        if self.count == 1:
             return self.first
         return type(self.first)(
             index=self.first.index,  # type: ignore[attr-defined]
-            text="".join(self.parts),
+            text=self.parts.getvalue(),
             parent_tool_use_id=self.first.parent_tool_use_id,
         )
 
@@ -62,6 +64,7 @@ class Subscription:
             tail = items[-1] if items else None
             if isinstance(tail, _PendingDelta) and tail.matches(event):
                 tail.parts.append(event.text)  # type: ignore[attr-defined]
+                tail.count += 1
                 return
             items.append(_PendingDelta(event))
         else:

@@ -5,8 +5,9 @@ sees these events and `ModelError`, whatever the server: the Anthropic API,
 a local server speaking the Messages API, or the offline `DemoModel`.
 
 `StreamAccumulator` builds the final message from raw stream events in time
-linear in its length: text, thinking and tool-input fragments are kept as
-lists and joined once, at `content_block_stop`.
+linear in its length: text, thinking and tool-input fragments go into a
+`TextBuffer` (joined as they come, so a long answer holds about its own size,
+not a string per delta) and are read once, at `content_block_stop`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .sse import iter_sse as iter_sse  # re-exported: the decoder the transport uses
+from .textbuffer import TextBuffer
+
+if TYPE_CHECKING:
+    from .transport import MessagesTransport
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 32000
@@ -223,7 +228,7 @@ class StreamAccumulator:
 
     def __init__(self) -> None:
         self.blocks: dict[int, dict[str, Any]] = {}
-        self._parts: dict[int, list[str]] = {}
+        self._parts: dict[int, TextBuffer] = {}
         self._sig_parts: dict[int, list[str]] = {}
         self.usage: dict[str, int] = {}
         self.stop_reason: str | None = None
@@ -243,15 +248,15 @@ class StreamAccumulator:
             dtype = dget("type")
             if dtype == "text_delta":
                 text = dget("text") or ""
-                self._parts.setdefault(index, []).append(text)
+                self._buffer(index).append(text)
                 return BlockDelta(index, "text", text)
             if dtype == "input_json_delta":
                 part = dget("partial_json") or ""
-                self._parts.setdefault(index, []).append(part)
+                self._buffer(index).append(part)
                 return BlockDelta(index, "input_json", part)
             if dtype == "thinking_delta":
                 text = dget("thinking") or ""
-                self._parts.setdefault(index, []).append(text)
+                self._buffer(index).append(text)
                 return BlockDelta(index, "thinking", text)
             if dtype == "signature_delta":
                 sig = dget("signature") or ""
@@ -269,7 +274,7 @@ class StreamAccumulator:
             if btype == "tool_use" or btype == "server_tool_use":
                 block["input"] = {}
             self.blocks[index] = block
-            self._parts[index] = []
+            self._parts[index] = TextBuffer()
             initial = block.get("text") if btype == "text" else block.get("thinking") if btype == "thinking" else None
             if initial:
                 self._parts[index].append(initial)
@@ -302,21 +307,28 @@ class StreamAccumulator:
         # ping and event types this client does not know are ignored.
         return None
 
+    def _buffer(self, index: int) -> TextBuffer:
+        buffer = self._parts.get(index)
+        if buffer is None:
+            buffer = self._parts[index] = TextBuffer()
+        return buffer
+
     def _finish_block(self, index: int) -> dict[str, Any] | None:
         block = self.blocks.get(index)
         if block is None:
             return None
-        parts = self._parts.pop(index, [])
+        parts = self._parts.pop(index, None)
+        whole = parts.getvalue() if parts is not None else ""
         btype = block.get("type")
         if btype == "text":
-            block["text"] = "".join(parts)
+            block["text"] = whole
         elif btype == "thinking":
-            block["thinking"] = "".join(parts)
+            block["thinking"] = whole
             sig = self._sig_parts.pop(index, None)
             if sig is not None:
                 block["signature"] = "".join(sig)
         elif btype in ("tool_use", "server_tool_use"):
-            raw = "".join(parts)
+            raw = whole
             if raw.strip():
                 try:
                     value = json.loads(raw)
@@ -343,9 +355,10 @@ class StreamAccumulator:
                 out.append(block)
                 continue
             btype = block.get("type")
-            parts = self._parts.get(index, [])
-            if btype == "text" and parts:
-                out.append({"type": "text", "text": "".join(parts), "_partial": True})
+            parts = self._parts.get(index)
+            text = parts.getvalue() if parts is not None else ""
+            if btype == "text" and text:
+                out.append({"type": "text", "text": text, "_partial": True})
             elif btype == "thinking":
                 continue  # A thinking block without its signature cannot be sent back.
         return out
@@ -391,8 +404,6 @@ class AnthropicModel:
         base_url: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        from .transport import MessagesTransport
-
         if timeout is None:
             timeout = _env_timeout()
         self.name = model
@@ -407,15 +418,24 @@ class AnthropicModel:
         self._api_key = api_key or None
         self._auth_token = auth_token or None
         self._timeout = timeout
-        self._transport = MessagesTransport(
-            api_key=self._api_key, auth_token=self._auth_token, base_url=base_url, timeout=timeout
-        )
+        self._transport_instance: MessagesTransport | None = None
         # The SDK client for count_tokens / list_models, made on first use.
         self._sdk: Any = None
         # False once the server answered count_tokens with "not found" (many local servers).
         self._has_count_tokens = True
         # False once the server rejected a cache_control field (some local servers do).
         self.prompt_caching_supported = True
+
+    @property
+    def _transport(self) -> MessagesTransport:
+        # httpx2 and its TLS context load with the first request, not before the first paint.
+        if self._transport_instance is None:
+            from .transport import MessagesTransport
+
+            self._transport_instance = MessagesTransport(
+                api_key=self._api_key, auth_token=self._auth_token, base_url=self.base_url, timeout=self._timeout
+            )
+        return self._transport_instance
 
     def _sdk_client(self) -> Any:
         if self._sdk is None:
@@ -465,7 +485,8 @@ class AnthropicModel:
 
         Without this, a garbage-collected client is closed on whatever loop
         happens to be running then, which fails when that is another loop."""
-        await self._transport.aclose()
+        if self._transport_instance is not None:
+            await self._transport_instance.aclose()
         if self._sdk is not None:
             await self._sdk.close()
 

@@ -17,12 +17,13 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from ..engine.session import Session
@@ -42,7 +43,10 @@ from .widgets.prompt_input import InputArea, PromptInput
 from .widgets.timeline import Timeline
 from .widgets.tool_call import ToolCall
 from .widgets.thinking import ThinkingBlock
-from .widgets.transcript import AssistantText, Notice, Transcript
+from .widgets.transcript import Notice, Transcript
+
+if TYPE_CHECKING:
+    from .widgets.answer import AssistantText
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
@@ -310,6 +314,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.transcript.add(Notice(text, kind=kind))
 
     async def show_markdown(self, text: str) -> None:
+        from textual.widgets import Markdown
+
         await self.transcript.add(Markdown(text, classes="note"))
 
     async def clear_conversation(self) -> None:

@@ -21,12 +21,13 @@ from .state import AWAITING, RUNNING, ToolRecord, TurnRecord, display_summary
 from .streaming import TextRun, freeze
 from .widgets.tool_call import ToolCall
 from .widgets.thinking import ThinkingBlock
-from .widgets.transcript import AssistantText, Notice, UserPrompt
+from .widgets.transcript import Notice, UserPrompt
 
 # Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
 _REPEATS = itertools.count(2)
 
 if TYPE_CHECKING:
+    from .widgets.answer import AssistantText
     from .widgets.gauge import Gauge
     from .widgets.permission import PermissionPrompt
     from .widgets.timeline import Timeline

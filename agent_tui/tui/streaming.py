@@ -21,20 +21,24 @@ from __future__ import annotations
 
 import asyncio
 
+from typing import TYPE_CHECKING
+
 from textual.app import App
-from textual.widgets import Markdown
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from .segments import SegmentSplitter
 from .widgets.markdown_lite import FrozenMarkdown
-from .widgets.transcript import AssistantText, Transcript
+from .widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from .widgets.answer import AssistantText
 
 # Text per frozen widget: few widgets to lay out, and one render stays short enough for a frame.
 FROZEN_CHARS = 8000
 
 
 async def _pump(widget: AssistantText, chunks: asyncio.Queue[str | None]) -> None:
-    stream = Markdown.get_stream(widget)
+    stream = widget.get_stream(widget)
     try:
         while (chunk := await chunks.get()) is not None:
             await stream.write(chunk)
@@ -116,6 +120,8 @@ class TextRun:
         return "assistant -first" if first else "assistant"
 
     async def _start_live(self) -> _LiveSegment:
+        from .widgets.answer import AssistantText
+
         widget = AssistantText(classes=self._classes())
         chunks: asyncio.Queue[str | None] = asyncio.Queue()
         self._transcript.protected.add(widget)

@@ -205,9 +205,11 @@ class PtyApp:
             self._read(0.5)
         return time.monotonic()
 
-    def first_paint(self) -> float:
-        """Seconds from spawn to the first frame (the first output that draws text)."""
-        return self.wait_for(lambda: self.drawn >= self.FIRST_PAINT_CHARS, "the first frame") - self.started
+    def first_paint(self) -> tuple[float, float]:
+        """Seconds from spawn to the first frame (the first output that draws text), and the
+        program's CPU seconds by then (which other load on the machine does not stretch)."""
+        at = self.wait_for(lambda: self.drawn >= self.FIRST_PAINT_CHARS, "the first frame")
+        return at - self.started, self.cpu()
 
     def wait_text(self, marker: bytes, since: int, timeout: float = 300.0) -> float:
         """Read until `marker` appears in what was written after offset `since`."""

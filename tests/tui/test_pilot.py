@@ -16,7 +16,7 @@ from agent_tui.tui.state import DONE, QUEUED, RUNNING
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
-from agent_tui.tui.widgets.transcript import AssistantText
+from agent_tui.tui.widgets.answer import AssistantText
 from tests.loopback import gated, hang, reply, text, thinking, tool_use
 
 from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until

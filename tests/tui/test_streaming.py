@@ -13,7 +13,7 @@ from textual import events
 from agent_tui.engine import events as ev
 from agent_tui.tui.streaming import group_segments
 from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
-from agent_tui.tui.widgets.transcript import AssistantText
+from agent_tui.tui.widgets.answer import AssistantText
 
 from .helpers import make_app, screen_text, wait_until
 

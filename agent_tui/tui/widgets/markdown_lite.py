@@ -13,12 +13,12 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from textual.content import Content, Span
 from textual.widgets import Static
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
     from pygments.lexer import Lexer
 
 _HEADING_STYLES = {
@@ -89,6 +89,9 @@ def _table(tokens: list[Token], start: int) -> tuple[list[Content], int]:
 
 @cache
 def _parser() -> MarkdownIt:
+    # Loaded with the first answer, not before the first paint.
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("gfm-like")
 
 

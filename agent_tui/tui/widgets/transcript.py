@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widget import AwaitMount
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 # Virtual height (lines) at which pruning starts, and the height it prunes down to;
 # likewise for the number of entries.
@@ -33,10 +33,6 @@ class UserPrompt(Static):
         for line in attachments or []:
             parts += ["\n", (f"  ⎿ {line}", "$text-muted")]
         super().__init__(Content.assemble(*parts), classes="user-prompt", markup=False)
-
-
-class AssistantText(Markdown):
-    """One run of assistant text, written through a `MarkdownStream`."""
 
 
 class Notice(Static):
