@@ -16,12 +16,14 @@ the test machine; everything before it (schema, validation, hooks, permissions) 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_tui.config import config_dir
 from agent_tui.engine import events as ev
 from agent_tui.engine.model import AnthropicModel
 from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
@@ -32,6 +34,7 @@ from agent_tui.tools.bash import BashTool
 from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.read import ReadTool
+from agent_tui.tools.write import WriteTool
 from tests.engine_helpers import FAST_RETRY, Recorder, auto_answer
 from tests.loopback import reply, tool_use
 
@@ -256,7 +259,7 @@ async def run_in_every_mode(api, tree: Tree, tool: str, input: dict[str, Any], a
     recording = RecordingBash()
     session = Session(
         model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test-key"),
-        tools=[recording, ReadTool(), GrepTool(), GlobTool()],
+        tools=[recording, ReadTool(), GrepTool(), GlobTool(), WriteTool()],
         cwd=tree.proj,
         policy=PermissionPolicy(allow=allow, deny=deny, cwd=tree.proj),
         options=SessionOptions(retry=FAST_RETRY),
@@ -301,6 +304,20 @@ async def test_each_command_in_each_mode(api, tree, table, command, expected, al
             BashTool(), {"command": command}
         )
         assert decision.danger, "a protected path or danger form must carry the reason the prompt shows"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".agent-tui/settings.local.json", ".claude/settings.json", ".git/hooks/pre-commit", ".mcp.json",
+     "~/.ssh/authorized_keys", "~/.bashrc.d/../.zshrc", "{config}/settings.json"],
+)
+async def test_writing_a_protected_file_asks_in_every_mode_that_can_ask(api, tree, path):
+    path = os.path.expanduser(path.replace("{config}", str(config_dir())))
+
+    got = await run_in_every_mode(api, tree, "Write", {"file_path": path, "content": "{}"}, ["Write", "Edit"], [])
+
+    assert got == "??D?D", f"Write {path}: {MODES} gave {got}"
+    assert not os.path.exists(os.path.join(tree.proj, path))
 
 
 @pytest.mark.parametrize(
