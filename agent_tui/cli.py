@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .config import LOCAL_SETTINGS, Settings, apply_env, load_settings
+from .config import LOCAL_SETTINGS, Settings, SettingsError, apply_env, load_settings
 from .engine.model import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
+from .engine.permission_rules import Rule, unknown_tool_problem
 from .engine.permissions import MODES, PermissionPolicy
 
 if TYPE_CHECKING:
@@ -123,6 +124,13 @@ def make_policy(settings: Settings, cwd: Path, interactive: bool) -> PermissionP
         local_settings_path=cwd / LOCAL_SETTINGS,
     )
     settings.problems.extend(f"permissions: {p}" for p in policy.problems)
+    from .tools.registry import default_tools
+
+    known = [tool.name for tool in default_tools(cwd)]
+    for entry in policy.entries():
+        problem = unknown_tool_problem(Rule.parse(entry.rule), known)
+        if problem:
+            settings.problems.append(f"permissions: {entry.source} ({entry.path or 'session'}): {problem}")
     return policy
 
 
@@ -176,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     from .engine.session import Session, SessionOptions
     from .tools.registry import default_tools
 
-    settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args))
+    try:
+        settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args))
+    except SettingsError as exc:
+        print(f"agent-tui: settings: {exc}", file=sys.stderr)
+        return 2
     apply_env(settings)
     policy = make_policy(settings, cwd, interactive=not args.print_mode)
     if args.print_mode:

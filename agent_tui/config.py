@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,11 @@ def user_settings_path() -> Path:
 
 class _Invalid(ValueError):
     """A value of the wrong shape; the message says what was expected."""
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be read as JSON at all: its permission rules cannot be
+    honoured, so agent-tui does not start (fail closed).  The message names file and line."""
 
 
 def _string(value: Any) -> str:
@@ -227,6 +233,7 @@ _TABLE_ENTRIES: dict[str, dict[str, Callable[[Any], Any]]] = {
     "compaction": {"auto": _bool, "thresholdPercent": _percent, "microcompactKeep": _count},
 }
 
+_RULE_LISTS = ("allow", "deny", "ask")
 _PERMISSION_KEYS: dict[str, Callable[[Any], Any]] = {
     "allow": _string_list,
     "deny": _string_list,
@@ -367,6 +374,18 @@ def _read_file(path: Path, problems: list[str], *, missing_ok: bool) -> dict[str
     return _parse_json(text, _display(path), problems)
 
 
+# JSONC, as editors write settings: comments, and a comma before a closing bracket.  Strings
+# match first so that nothing inside one is touched.
+_COMMENTS = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
+_TRAILING_COMMAS = re.compile(r'("(?:\\.|[^"\\])*")|,(\s*[}\]])')
+
+
+def _relaxed(text: str) -> str:
+    """`text` without comments and trailing commas."""
+    text = _COMMENTS.sub(lambda m: m.group(1) or "", text)
+    return _TRAILING_COMMAS.sub(lambda m: m.group(1) or m.group(2), text)
+
+
 def _parse_json(text: str, where: str, problems: list[str]) -> dict[str, Any] | None:
     try:
         data = json.loads(text)
@@ -374,8 +393,15 @@ def _parse_json(text: str, where: str, problems: list[str]) -> dict[str, Any] | 
         line = getattr(exc, "lineno", None)
         at = f" (line {line}, column {exc.colno})" if line is not None else ""  # type: ignore[attr-defined]
         msg = getattr(exc, "msg", str(exc))
-        problems.append(f"{where}: not valid JSON{at}: {msg}; the file is ignored")
-        return None
+        try:
+            data = json.loads(_relaxed(text))
+        except ValueError:
+            # Dropping the file would drop its deny rules: refuse to start instead.
+            raise SettingsError(
+                f"{where}: not valid JSON{at}: {msg}. agent-tui does not start without it, since its "
+                "permission rules could not be applied; fix the file or remove it."
+            ) from exc
+        problems.append(f"{where}: not valid JSON{at}: {msg}; read anyway without its comments and trailing commas")
     if not isinstance(data, dict):
         kind = type(data).__name__
         problems.append(f"{where}: settings must be a JSON object (got {kind}); the file is ignored")
@@ -412,6 +438,13 @@ def _validated_permissions(table: dict[str, Any], where: str, problems: list[str
         parse = _PERMISSION_KEYS.get(sub)
         if parse is None:
             problems.append(f"{where}: unknown key 'permissions.{sub}', ignored")
+            continue
+        if sub in _RULE_LISTS and isinstance(value, list):
+            # A bad entry drops only itself: the rest of a deny list stays in force.
+            out[sub] = [rule for rule in value if isinstance(rule, str)]
+            for i, rule in enumerate(value):
+                if not isinstance(rule, str):
+                    problems.append(f"{where}: permissions.{sub}[{i}] must be a rule string (got {rule!r}); ignored")
             continue
         try:
             out[sub] = parse(value)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_tui.config import Settings, load_settings
+from agent_tui.config import Settings, SettingsError, load_settings
 
 # Lowest first, as DESIGN and config.py state them.
 LAYERS = ("user", "project", "local", "settings_file", "flags", "environment")
@@ -194,18 +194,41 @@ def test_effective_rows_list_every_key_with_value_and_source(dirs):
 # ---------------------------------------------------------------- invalid input
 
 
-def test_invalid_json_is_reported_with_its_path_and_the_other_layers_still_apply(dirs):
+def test_a_file_that_is_not_json_at_all_stops_the_start_naming_file_and_line(dirs):
+    _config, project, _extra = dirs
+    with pytest.raises(SettingsError) as caught:
+        load(dirs, {
+            "user": {"model": "user-model", "maxTurns": 7},
+            "project": '{"model": "broken",\n  "maxTurns": }',
+        })
+
+    assert str(caught.value).startswith(f"{project / '.agent-tui' / 'settings.json'}: not valid JSON (line 2, column 15)")
+    assert "permission rules could not be applied" in str(caught.value)
+
+
+def test_a_trailing_comma_or_a_comment_is_reported_and_the_file_still_applies(dirs):
     _config, project, _extra = dirs
     settings = load(dirs, {
-        "user": {"model": "user-model", "maxTurns": 7},
-        "project": '{"model": "broken",\n  "maxTurns": }',
-        "local": {"theme": "agent-light"},
+        "project": '{\n  // the team rules\n  "permissions": {"deny": ["Bash(git push:*)", "Read(.env)",]},\n'
+                   '  "model": "team-model",\n}',
     })
 
+    assert settings.permissions["deny"] == ["Bash(git push:*)", "Read(.env)"]
+    assert settings.model == "team-model"
     [problem] = settings.problems
-    assert str(project / ".agent-tui" / "settings.json") in problem
-    assert "not valid JSON (line 2" in problem
-    assert (settings.model, settings.max_turns, settings.theme) == ("user-model", 7, "agent-light")
+    assert problem.startswith(f"{project / '.agent-tui' / 'settings.json'}: not valid JSON (line 2")
+    assert problem.endswith("read anyway without its comments and trailing commas")
+
+
+def test_a_malformed_rule_entry_drops_only_itself(dirs):
+    _config, project, _extra = dirs
+    settings = load(dirs, {"project": {"permissions": {"deny": ["Bash(rm:*)", {"tool": "Bash"}, 42, "Read(.env)"]}}})
+
+    assert settings.permissions["deny"] == ["Bash(rm:*)", "Read(.env)"]
+    assert [p.split(": ", 1)[1] for p in settings.problems] == [
+        "permissions.deny[1] must be a rule string (got {'tool': 'Bash'}); ignored",
+        "permissions.deny[2] must be a rule string (got 42); ignored",
+    ]
 
 
 def test_a_key_with_the_wrong_shape_is_reported_and_the_rest_of_the_file_applies(dirs):

@@ -68,3 +68,40 @@ def test_settings_problems_are_published_as_notices_at_start(api, tmp_path):
 
     notices = [json.loads(line) for line in out.stdout.splitlines() if '"notice"' in line]
     assert any(n["kind"] == "error" and "'maxTurns'" in n["message"] for n in notices)
+
+
+def test_a_settings_file_that_is_not_json_refuses_to_start(api, tmp_path):
+    write(tmp_path / ".agent-tui" / "settings.json", '{"permissions": {"deny": ["Bash(rm:*)"]\n')
+
+    out = run(["-p", "hi"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 2 and out.stdout == ""
+    settings_path = tmp_path / ".agent-tui" / "settings.json"
+    assert out.stderr.startswith(f"agent-tui: settings: {settings_path}: not valid JSON (line 2")
+    assert api.requests == []
+
+
+def test_deny_rules_of_a_file_with_a_trailing_comma_stay_in_force(api, tmp_path):
+    write(tmp_path / ".agent-tui" / "settings.json", '{"permissions": {"deny": ["Bash(rm:*)",]}}')
+    (tmp_path / "keep.txt").write_text("precious\n")
+    api.push(reply(tool_use("Bash", {"command": "rm keep.txt"}, id="t_rm")), reply("done"))
+
+    out = run(["-p", "clean up", "--permission-mode", "bypassPermissions"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "keep.txt").exists()
+    [result] = [b for b in api.requests[1].body["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert result["is_error"] is True
+    assert "read anyway without its comments and trailing commas" in out.stderr
+
+
+def test_a_rule_naming_no_tool_is_a_warning_notice(api, tmp_path):
+    write(tmp_path / ".agent-tui" / "settings.json", {"permissions": {"deny": ["bash(rm:*)", "Bash(git push:*)"]}})
+    api.push(reply("ok"))
+
+    out = run(["-p", "hi", "--output-format", "stream-json"], tmp_path, env_for(api.url))
+
+    notices = [json.loads(line) for line in out.stdout.splitlines() if '"notice"' in line]
+    warnings = [n["message"] for n in notices if "names no tool" in n["message"]]
+    assert len(warnings) == 1
+    assert "rule 'bash(rm:*)' names no tool 'bash' and never matches (did you mean Bash?)" in warnings[0]

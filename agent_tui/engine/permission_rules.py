@@ -22,6 +22,7 @@ import fnmatch
 import os
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -77,6 +78,17 @@ class Rule:
             server = name[:-1].rstrip("_") if name.endswith("*") else name
             return tool_name.startswith(server + "__") and server.count("__") == 1
         return False
+
+
+def unknown_tool_problem(rule: Rule, known: Iterable[str]) -> str | None:
+    """Why `rule` can never match (it names no tool here), or None.  MCP tools load later,
+    so any `mcp__` name passes."""
+    names = set(known)
+    if rule.tool in names or rule.tool.startswith("mcp__"):
+        return None
+    close = next((n for n in sorted(names) if n.lower() == rule.tool.lower()), None)
+    hint = f" (did you mean {close}?)" if close else ""
+    return f"rule {rule.text!r} names no tool {rule.tool!r} and never matches{hint}; tool names are case-sensitive"
 
 
 def split_rules(text: str) -> list[str]:
