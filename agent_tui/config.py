@@ -11,6 +11,9 @@ hook lists are concatenated across layers (as Claude Code does); the other
 tables (`env`, `keymap`, `mcpServers`, `compaction`, `tools`) merge per key.
 A file that cannot be read, or a key with the wrong shape, is reported in
 `Settings.problems` (path and key) and skipped; the other layers still apply.
+Permission rules fail closed: a bad entry drops only itself, a file with
+comments or trailing commas is read without them, and a file that is still not
+JSON raises `SettingsError` (the start is refused) rather than losing its deny rules.
 """
 
 from __future__ import annotations
