@@ -23,6 +23,8 @@ from .engine.session import Session
 _SUBTYPES = {
     TerminalReason.COMPLETED: "success",
     TerminalReason.MAX_TURNS: "error_max_turns",
+    TerminalReason.STOP_HOOK_PREVENTED: "success",
+    TerminalReason.HOOK_STOPPED: "success",
 }
 
 

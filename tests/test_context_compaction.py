@@ -283,3 +283,20 @@ async def test_context_breakdown_counts_each_part_and_the_free_space(api, tmp_pa
     assert abs(exact.total - parts) < parts * 0.2
     # Without the endpoint: the last usage plus an estimate of what came after it.
     assert abs(estimate.total - exact.total) < exact.total * 0.2
+
+
+async def test_microcompact_never_clears_results_the_model_has_not_seen(api, tmp_path):
+    paths = write_notes(tmp_path, 9)
+    reads = [tool_use("Read", {"file_path": str(p)}, id=f"toolu_read_{n}") for n, p in enumerate(paths)]
+    api.push(reply(text("Reading all nine."), *reads), reply("They share a line format."))
+    session = make_session(
+        api.url, tmp_path, context_window=40_000,
+        compaction=CompactionSettings(microcompact_percent=10, microcompact_keep=6, threshold_percent=95),
+    )
+
+    await session.submit(PROMPT)
+
+    results = tool_results(api.requests[1].body)
+    assert [r["tool_use_id"] for r in results] == [f"toolu_read_{n}" for n in range(9)]
+    assert [f"note {n} line 99" in r["content"] for n, r in enumerate(results)] == [True] * 9
+    assert not any(is_summary_request(r.body) for r in api.requests)

@@ -160,3 +160,31 @@ def test_sigint_aborts_cleanly_with_exit_130(api, tmp_path, fmt):
     else:
         assert "interrupted" in stderr
     assert api.wait_disconnect(1, timeout=30)
+
+
+# ---------------------------------------------------------------- a hook's deliberate stop
+
+
+@pytest.mark.parametrize("event", ["Stop", "PreToolUse"])
+async def test_a_hook_that_stops_the_query_is_a_success_exit_0(api, tmp_path, event):
+    import io
+
+    from agent_tui.config import Settings
+    from agent_tui.printer import run_print
+    from tests.engine_helpers import make_session
+
+    hook = tmp_path / "stop.sh"
+    hook.write_text('#!/bin/sh\necho \'{"continue": false, "stopReason": "Enough for today"}\'\n')
+    hook.chmod(0o755)
+    api.push(reply(tool_use("Bash", {"command": "echo hi"})) if event == "PreToolUse" else reply("Done."))
+    table = {event: [{"hooks": [{"type": "command", "command": str(hook)}]}]}
+    session = make_session(api.url, tmp_path, settings=Settings(hooks=table))
+    out = io.StringIO()
+
+    code = await run_print(session, "go", "json", out=out)
+
+    result = json.loads(out.getvalue())
+    expected = "stop_hook_prevented" if event == "Stop" else "hook_stopped"
+    assert result["terminal_reason"] == expected
+    assert (code, result["is_error"], result["subtype"]) == (0, False, "success")
+    assert len(api.requests) == 1

@@ -303,3 +303,23 @@ async def test_what_a_subagent_spends_counts_in_the_session_cost(api, tmp_path):
     assert session.usage_totals["output_tokens"] == 130
     assert session.usage_by_model["claude-sonnet-4-6"]["output_tokens"] == 130
     assert session.cost_usd == pytest.approx((1_300 * 3 + 130 * 15) / 1e6)
+
+
+async def test_a_subagent_started_after_a_fallback_uses_the_fallback_model(api, tmp_path):
+    from tests.loopback import status
+
+    overloaded = status(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})
+    seen = route(
+        api,
+        parent=[overloaded, overloaded, overloaded,
+                reply(text("Delegating."), agent_call("Summarise the repo", "t_agent")), reply("Summarised.")],
+        **{"Summarise the repo": [reply("It is a small repo.")]},
+    )
+    session = make_session(api.url, tmp_path, fallback_model="claude-haiku-4-5")
+
+    terminal = await session.submit("summarise")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "Summarised."
+    assert [b["model"] for b in seen["parent"]] == ["claude-sonnet-4-6"] * 3 + ["claude-haiku-4-5"] * 2
+    assert [b["model"] for b in seen["Summarise the repo"]] == ["claude-haiku-4-5"]
+    assert "Model: claude-haiku-4-5" in json.dumps(seen["Summarise the repo"][0]["system"])

@@ -5,7 +5,7 @@ Before every request the loop runs, in this order:
 1. tool-result budget: a result over its tool's cap is saved to a file and
    replaced by a preview and the file's path;
 2. microcompact: above a soft threshold, old results of the file and shell
-   tools become a one-line placeholder;
+   tools (never those the model has not answered yet) become a one-line placeholder;
 3. autocompact: above the auto-compact threshold, the model summarises the
    conversation and the summary (with the latest request verbatim) replaces it.
 
@@ -316,8 +316,13 @@ def apply_tool_result_budget(
 
 def microcompact(messages: list[Message], *, keep: int) -> tuple[list[Message], StepRecord]:
     """Step 2: results of the file and shell tools older than the `keep` most recent
-    become CLEARED_RESULT (the model can call the tool again if it needs them)."""
+    become CLEARED_RESULT (the model can call the tool again if it needs them).
+
+    Only results the model has answered are eligible: those before the last
+    assistant message.  Results after it are what the model asked for and is
+    about to read."""
     names = _tool_names(messages)
+    seen = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
     found: list[tuple[int, int]] = []
     for i, m in enumerate(messages):
         content = m.get("content")
@@ -326,7 +331,7 @@ def microcompact(messages: list[Message], *, keep: int) -> tuple[list[Message], 
         for j, b in enumerate(content):
             if b.get("type") == "tool_result" and names.get(b.get("tool_use_id", "")) in COMPACTABLE_TOOLS:
                 found.append((i, j))
-    old = found[: max(0, len(found) - keep)]
+    old = [(i, j) for i, j in found[: max(0, len(found) - keep)] if i < seen]
     out: list[Message] | None = None
     freed: dict[int, int] = {}
     cleared = 0

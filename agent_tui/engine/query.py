@@ -94,6 +94,10 @@ class TerminalReason(str, enum.Enum):
     TOKEN_BUDGET = "token_budget"
 
 
+# A hook's deliberate stop ends the query as intended, not as a failure (as in Claude Code).
+SUCCESSFUL_ENDS = frozenset({TerminalReason.COMPLETED, TerminalReason.STOP_HOOK_PREVENTED, TerminalReason.HOOK_STOPPED})
+
+
 @dataclass(frozen=True, slots=True)
 class State:
     messages: tuple[Message, ...]
@@ -126,7 +130,7 @@ class Terminal:
 
     @property
     def is_error(self) -> bool:
-        return self.reason not in (TerminalReason.COMPLETED,)
+        return self.reason not in SUCCESSFUL_ENDS
 
 
 @dataclass
@@ -342,12 +346,16 @@ async def query(params: QueryParams) -> Terminal:
             betas=thinking.betas,
             prompt_caching=params.prompt_caching,
         )
+        def make_context(tool_use_id: str, model: str = model_name) -> ToolContext:
+            # Tools (the Agent tool) see the model in use, the fallback model after a fallback.
+            return replace(params.make_context(tool_use_id), model=model)
+
         def make_executor() -> StreamingToolExecutor:
             return StreamingToolExecutor(
                 tools_by_name,
                 policy=params.policy,
                 emit=emit,
-                make_context=params.make_context,
+                make_context=make_context,
                 options=params.executor_options
                 or ExecutorOptions(max_concurrency=params.max_concurrency, parent_tool_use_id=parent),
                 hooks=params.hooks,

@@ -168,6 +168,9 @@ async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContex
         return dataclasses.replace(session.make_context(child_id), abort=abort, state=state)
 
     options = session.options
+    # The model in use: after a fallback, the subagent stays off the overloaded primary.
+    model_name = ctx.model or session.model.name
+    label = getattr(session.model, "label", session.model.name) if model_name == session.model.name else model_name
     params = QueryParams(
         messages=[user_message(input["prompt"])],
         model=session.model,
@@ -176,8 +179,8 @@ async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContex
         emit=session.bus.publish,
         abort=abort,
         make_context=make_context,
-        system=_system_prompt(session.cwd, tools, getattr(session.model, "label", session.model.name)),
-        model_name=session.model.name,
+        system=_system_prompt(session.cwd, tools, label),
+        model_name=model_name,
         max_tokens=options.max_tokens,
         max_turns=options.max_turns,
         max_concurrency=options.max_concurrency,

@@ -52,6 +52,8 @@ class ToolContext:
     tool_use_id: str = ""
     # True for a path a Read deny rule covers: search and listing tools leave it out of their results.
     read_denied: Callable[[str], bool] | None = None
+    # The model the query is using when the tool runs (the fallback model after a fallback).
+    model: str = ""
 
 
 @runtime_checkable

@@ -239,7 +239,7 @@ class EngineEventsMixin:
         self.gauge.stop()
         if event.terminal_reason.startswith("aborted"):
             await self._show_interrupted()
-        elif event.error and not self._error_shown:
+        elif event.is_error and event.error and not self._error_shown:
             await self.transcript.add(Notice(event.error, kind="error"))
         self.permission.drop_settled()
         self._show_queued()
