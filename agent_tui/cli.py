@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import LOCAL_SETTINGS, Settings, SettingsError, apply_env, load_settings
-from .engine.model import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
+from .engine.model import DEFAULT_MODEL
 from .engine.permission_rules import Rule, unknown_tool_problem
 from .engine.permissions import MODES, PermissionPolicy
 
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         policy=policy,
         options=SessionOptions(
             max_turns=settings.max_turns,
-            max_tokens=settings.max_output_tokens or DEFAULT_MAX_TOKENS,
+            max_tokens=settings.max_output_tokens,
             max_concurrency=settings.tools.get("maxConcurrency", 10),
             context_window=settings.context_window,
             max_budget_tokens=args.max_budget_tokens,

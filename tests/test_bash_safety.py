@@ -17,7 +17,7 @@ from agent_tui.engine import events as ev
 from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
 from agent_tui.tools.bash import BashTool
 from agent_tui.tools.bash_danger import danger_reason
-from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
+from tests.engine_helpers import Recorder, auto_answer, make_session
 from tests.loopback import reply, tool_use
 
 ALLOW = ["Bash(npm test:*)", "Bash(npm run:*)", "Bash(git push:*)", "Bash(rm:*)", "Bash(make:*)", "Bash(chmod:*)",
@@ -240,7 +240,7 @@ def test_ordinary_commands_are_not_flagged(project, command):
 
 async def test_danger_reason_reaches_the_permission_prompt(api, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    api.push(reply(tool_use("Bash", {"command": "git push --force origin main"}, id="t1")), reply("ok"))
+    api.push(reply(tool_use("Bash", {"command": "git push --force origin main"}, id="t1")))
     session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="acceptEdits", allow=["Bash(git push:*)"]))
     rec = Recorder(session)
     auto_answer(session, PermissionAnswer("deny"))
@@ -250,4 +250,4 @@ async def test_danger_reason_reaches_the_permission_prompt(api, tmp_path, monkey
     [request] = rec.of(ev.PermissionRequested)
     assert request.danger == "git push --force rewrites history on the remote"
     assert request.suggested_rule is None
-    assert tool_results(api.requests[1].body)[0]["is_error"] is True
+    assert session.history[-1]["content"][0]["is_error"] is True

@@ -15,6 +15,7 @@ def sample_events():
         ev.SessionStarted(session_id="s", model="m", cwd="/", permission_mode="default", tools=["Read"]),
         ev.UserMessage(text="hi"),
         ev.RequestStarted(turn=1, model="m", max_tokens=10),
+        ev.AttemptDiscarded(turn=1, attempt=1, reason="retry"),
         ev.TextDelta(index=0, text="a"),
         ev.ThinkingDelta(index=0, text="b"),
         ev.BlockCompleted(index=0, block={"type": "text", "text": "a"}),

@@ -260,7 +260,7 @@ async def test_permission_decision_allow_never_beats_a_deny_rule(api, tmp_path):
 async def test_permission_decision_ask_prompts_even_for_a_read_only_tool(api, tmp_path):
     (tmp_path / "secret.txt").write_text("s3cret\n")
     script = json_hook(tmp_path, pre_decision("ask", "This file may hold credentials"))
-    api.push(reply(tool_use("Read", {"file_path": str(tmp_path / "secret.txt")}, id="t_read")), reply("ok"))
+    api.push(reply(tool_use("Read", {"file_path": str(tmp_path / "secret.txt")}, id="t_read")))
     session = session_with(api, tmp_path, hooks("PreToolUse", script, matcher="Read"))
     rec = Recorder(session)
     auto_answer(session, PermissionAnswer("deny"))
@@ -269,7 +269,8 @@ async def test_permission_decision_ask_prompts_even_for_a_read_only_tool(api, tm
 
     [request] = rec.of(ev.PermissionRequested)
     assert request.tool_use_id == "t_read" and request.message == "This file may hold credentials"
-    assert tool_results(api.requests[1].body)[0]["is_error"] is True
+    [finished] = rec.of(ev.ToolFinished)
+    assert finished.is_error and finished.status == "rejected"
 
 
 async def test_legacy_decision_block_denies_with_the_reason(api, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.messages import REJECT_MESSAGE, check_history
+from agent_tui.engine.messages import INTERRUPTED_FOR_TOOL_USE, REJECT_MESSAGE, check_history
 from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
 from agent_tui.engine.query import TerminalReason
 from tests.engine_helpers import Recorder, auto_answer, make_session, system_text, tool_results
@@ -293,15 +293,38 @@ async def test_refusal_with_no_content_keeps_the_history_valid(api, tmp_path):
     assert terminal.result == "hello again"
 
 
-async def test_rejected_permission_sends_the_rejection_to_the_model(api, tmp_path):
-    api.push(reply(tool_use("Bash", {"command": "touch made.txt"}, id="t1")), reply("ok"))
+async def test_no_at_the_permission_prompt_ends_the_turn_without_calling_the_model_again(api, tmp_path):
+    api.push(reply(text("Making it."), tool_use("Bash", {"command": "touch made.txt"}, id="t1"),
+                   tool_use("Bash", {"command": "touch other.txt"}, id="t2")), reply("never sent"))
     session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
     auto_answer(session, PermissionAnswer("deny"))
 
-    await session.submit("make a file")
+    terminal = await session.submit("make a file")
 
-    result = tool_results(api.requests[1].body)[0]
-    assert result == {"type": "tool_result", "tool_use_id": "t1", "content": REJECT_MESSAGE, "is_error": True}
+    assert terminal.reason is TerminalReason.ABORTED_TOOLS
+    assert len(api.requests) == 1 and api.pending == 1
+    assert len(rec.of(ev.PermissionRequested)) == 1, "after a no, nothing else of the turn asks"
+    *_, results = session.history
+    assert results["content"] == [
+        {"type": "tool_result", "tool_use_id": "t1", "content": REJECT_MESSAGE, "is_error": True},
+        {"type": "tool_result", "tool_use_id": "t2", "content": REJECT_MESSAGE, "is_error": True},
+        {"type": "text", "text": INTERRUPTED_FOR_TOOL_USE},
+    ]
+    assert not (tmp_path / "made.txt").exists() and not (tmp_path / "other.txt").exists()
+    assert check_history(session.history) == []
+
+
+async def test_no_with_feedback_sends_the_rejection_and_the_feedback_to_the_model(api, tmp_path):
+    api.push(reply(tool_use("Bash", {"command": "touch made.txt"}, id="t1")), reply("Using the other name."))
+    session = make_session(api.url, tmp_path)
+    auto_answer(session, PermissionAnswer("deny", feedback="call it notes.txt"))
+
+    terminal = await session.submit("make a file")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "Using the other name."
+    [result] = tool_results(api.requests[1].body)
+    assert result["is_error"] is True and result["content"].endswith("the user said:\ncall it notes.txt")
     assert not (tmp_path / "made.txt").exists()
 
 

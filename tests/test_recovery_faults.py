@@ -13,7 +13,7 @@ from agent_tui.engine.context import CompactionSettings
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.model import AnthropicModel
 from agent_tui.engine.permissions import PermissionPolicy
-from agent_tui.engine.query import FALLBACK_RESULT, MAX_TOKENS_NUDGE, TerminalReason
+from agent_tui.engine.query import MAX_TOKENS_NUDGE, TerminalReason
 from tests.engine_helpers import Recorder, make_session, uncached
 from tests.loopback import drop, hang, reply, sse_error, status, text, thinking, tool_use
 
@@ -366,20 +366,198 @@ async def test_fallback_strips_thinking_blocks_from_the_history(api, tmp_path):
     assert check_history(session.history) == []
 
 
-async def test_tools_started_by_a_stream_that_fails_over_get_the_fallback_result(api, tmp_path):
-    streamed = reply(tool_use("Bash", {"command": "sleep 5"}, id="t_orphan"), text("more text to come"))
-    stop_at = next(i for i, (_, data) in enumerate(streamed.events) if b"content_block_stop" in data)
+# ---------------------------------------------------------------- a tool that ran stays in the history
+
+
+MARKER_COMMAND = "echo run >> marker.txt && echo appended"
+
+
+def after_tool_block(response) -> int:
+    """The `after` for a cut stream that ends just after the first tool_use block's
+    content_block_stop (message_start counts as one event)."""
+    events = [data for _, data in response.events]
+    start = next(i for i, data in enumerate(events) if b'"content_block":{"type":"tool_use"' in data)
+    return 1 + next(i for i in range(start, len(events)) if b"content_block_stop" in events[i]) + 1
+
+
+def marker_reply(**kwargs):
+    return reply(text("Appending a line."), tool_use("Bash", {"command": MARKER_COMMAND}, id="t_marker"),
+                 text("Now the rest of a long explanation that the failure cuts short"), **kwargs)
+
+
+def tool_exchange(body: dict, tool_use_id: str) -> tuple[dict, str]:
+    """The input of `tool_use_id` in a request body, and the content of its tool_result."""
+    uses = [b for m in body["messages"] if m["role"] == "assistant" for b in m["content"]
+            if b.get("type") == "tool_use" and b["id"] == tool_use_id]
+    results = [b for m in body["messages"] if m["role"] == "user" for b in m["content"]
+               if isinstance(b, dict) and b.get("type") == "tool_result" and b["tool_use_id"] == tool_use_id]
+    assert len(uses) == 1 and len(results) == 1, (uses, results)
+    assert not results[0].get("is_error")
+    return uses[0]["input"], results[0]["content"]
+
+
+async def assert_ran_once_and_kept(api, session, rec, tmp_path, retry_index: int) -> None:
+    assert (tmp_path / "marker.txt").read_text() == "run\n"
+    assert tool_exchange(api.requests[retry_index].body, "t_marker") == ({"command": MARKER_COMMAND}, "appended")
+    finished = [f for f in rec.of(ev.ToolFinished) if f.tool_use_id == "t_marker"]
+    assert [(f.status, f.preview) for f in finished] == [("done", "appended")]
+    assert "Discarded" not in json.dumps([e.to_dict() for _, e in rec.events])
+    assert check_history(session.history) == []
+
+
+async def test_a_tool_that_ran_before_a_max_tokens_cut_is_kept_and_not_asked_again(api, tmp_path):
+    api.push(marker_reply(stop_reason="max_tokens"), reply("The line is appended."))
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
+    rec = Recorder(session)
+
+    terminal = await session.submit("append a line")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "The line is appended."
+    await assert_ran_once_and_kept(api, session, rec, tmp_path, 1)
+    # The larger limit still applies: the cut answer continues, nudged, with it.
+    assert [r.body["max_tokens"] for r in api.requests] == [32000, 64000]
+    assert request_text(api.requests[1].body).count("Output token limit hit.") == 1
+
+
+async def test_a_tool_that_ran_before_the_connection_dropped_is_kept_and_the_request_retried(api, tmp_path):
+    first = marker_reply()
+    api.push(drop(after=after_tool_block(first) + 3, of=first), reply("The line is appended."))
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
+    rec = Recorder(session)
+
+    terminal = await session.submit("append a line")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "The line is appended."
+    await assert_ran_once_and_kept(api, session, rec, tmp_path, 1)
+    assert notices(rec, "retry")[0].startswith("Connection lost mid-stream; retrying in")
+    assert len(api.requests) == 2
+
+
+async def test_a_tool_that_ran_before_an_sse_error_is_kept_and_the_request_retried(api, tmp_path):
+    first = marker_reply()
+    api.push(sse_error("api_error", "Internal server error", after=after_tool_block(first) + 3, of=first),
+             reply("The line is appended."))
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
+    rec = Recorder(session)
+
+    terminal = await session.submit("append a line")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "The line is appended."
+    await assert_ran_once_and_kept(api, session, rec, tmp_path, 1)
+    assert len(notices(rec, "retry")) == 1 and len(api.requests) == 2
+
+
+async def test_a_tool_that_ran_before_a_fallback_is_kept_and_the_fallback_continues_from_it(api, tmp_path):
+    first = marker_reply()
     api.push(*[status(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})] * 2,
-             sse_error("overloaded_error", "Overloaded", after=stop_at + 2, of=streamed),
-             reply("done on the fallback"))
+             sse_error("overloaded_error", "Overloaded", after=after_tool_block(first) + 3, of=first),
+             reply("The line is appended."))
     session = make_session(api.url, tmp_path, fallback_model=FALLBACK, policy=PermissionPolicy(mode="bypassPermissions"))
     rec = Recorder(session)
 
-    terminal = await asyncio.wait_for(session.submit("go"), 10)
+    terminal = await session.submit("append a line")
 
-    assert terminal.reason is TerminalReason.COMPLETED
-    [finished] = [f for f in rec.of(ev.ToolFinished) if f.tool_use_id == "t_orphan"]
-    assert finished.is_error and finished.preview == FALLBACK_RESULT and finished.status == "cancelled"
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "The line is appended."
+    await assert_ran_once_and_kept(api, session, rec, tmp_path, 3)
     assert [r.body["model"] for r in api.requests] == [MAIN, MAIN, MAIN, FALLBACK]
-    assert "t_orphan" not in json.dumps(api.requests[3].body["messages"])
+    assert notices(rec, "fallback") == [f"Switched to {FALLBACK} due to high demand for {MAIN}"]
+
+
+# ---------------------------------------------------------------- a configured output limit
+
+
+async def test_a_configured_output_limit_is_never_escalated(api, tmp_path):
+    api.push(*[reply(f"part {n}", stop_reason="max_tokens") for n in range(4)])
+    session = make_session(api.url, tmp_path, max_tokens=8192)
+
+    terminal = await session.submit("write a lot")
+
+    assert terminal.reason is TerminalReason.MAX_OUTPUT_TOKENS
+    assert [r.body["max_tokens"] for r in api.requests] == [8192] * 4
+    assert [request_text(r.body).count("Output token limit hit.") for r in api.requests] == [0, 1, 1, 1]
     assert check_history(session.history) == []
+
+
+async def test_escalation_stops_at_the_model_output_cap(api, tmp_path):
+    api.push(reply("cut", stop_reason="max_tokens"), reply("whole"))
+    session = make_session(api.url, tmp_path)
+    session.model = AnthropicModel("claude-3-5-haiku-20241022", base_url=api.url, api_key="test-key")
+
+    await session.submit("write a lot")
+
+    assert [r.body["max_tokens"] for r in api.requests] == [8192, 8192]
+
+
+# ---------------------------------------------------------------- discarded attempts
+
+
+def kinds_between_requests(rec: Recorder) -> list[str]:
+    """Event types in order, leaving out deltas and usage (the order of the rest is the contract)."""
+    skip = (ev.TextDelta, ev.Usage, ev.BlockCompleted)
+    return [e.type for _, e in rec.events if not isinstance(e, skip)]
+
+
+async def test_the_text_of_a_retried_attempt_is_discarded_before_the_retry(api, tmp_path):
+    api.push(sse_error("api_error", "Internal server error", after=5), reply("clean answer"))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    await session.submit("hi")
+
+    [discarded] = rec.of(ev.AttemptDiscarded)
+    assert discarded.to_dict() == {"type": "attempt_discarded", "turn": 1, "attempt": 1, "reason": "retry"}
+    kinds = kinds_between_requests(rec)
+    start = kinds.index("request_started")
+    assert kinds[start:start + 4] == ["request_started", "attempt_discarded", "notice", "request_started"]
+    assert session.history[-1]["content"] == [{"type": "text", "text": "clean answer"}]
+
+
+async def test_an_escalated_retry_discards_the_cut_answer(api, tmp_path):
+    api.push(reply("The beginning of a long answer that", stop_reason="max_tokens"), reply("The whole answer."))
+    session = make_session(api.url, tmp_path)
+    rec = Recorder(session)
+
+    await session.submit("write a lot")
+
+    assert [(d.turn, d.attempt, d.reason) for d in rec.of(ev.AttemptDiscarded)] == [(1, 1, "escalation")]
+
+
+async def test_a_kept_attempt_is_not_discarded(api, tmp_path):
+    first = marker_reply()
+    api.push(drop(after=after_tool_block(first) + 3, of=first), reply("The line is appended."))
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
+    rec = Recorder(session)
+
+    await session.submit("append a line")
+
+    assert rec.of(ev.AttemptDiscarded) == []
+    assert session.history[1]["content"][0] == {"type": "text", "text": "Appending a line."}
+
+
+async def test_attempts_count_on_across_a_fallback(api, tmp_path):
+    api.push(*[sse_error("overloaded_error", "Overloaded", after=5)] * 3, reply("answered by the fallback"))
+    session = make_session(api.url, tmp_path, fallback_model=FALLBACK)
+    rec = Recorder(session)
+
+    await session.submit("hi")
+
+    assert [(r.model, r.attempt) for r in rec.of(ev.RequestStarted)] == [
+        (MAIN, 1), (MAIN, 2), (MAIN, 3), (FALLBACK, 4)]
+    assert [(d.attempt, d.reason) for d in rec.of(ev.AttemptDiscarded)] == [(1, "retry"), (2, "retry"), (3, "fallback")]
+
+
+async def test_stream_json_prints_the_discard(api, tmp_path):
+    import io
+
+    from agent_tui.printer import run_print
+
+    api.push(drop(after=5), reply("second try"))
+    session = make_session(api.url, tmp_path)
+    out = io.StringIO()
+
+    code = await run_print(session, "hi", "stream-json", out=out)
+
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert code == 0
+    assert {"type": "attempt_discarded", "turn": 1, "attempt": 1, "reason": "retry"} in lines
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "second try"

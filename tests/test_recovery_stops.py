@@ -102,3 +102,51 @@ async def test_three_small_continuations_in_a_row_stop_on_diminishing_returns(ap
     assert len(api.requests) == 4
     assert [last_text(r.body).startswith("Token budget:") for r in api.requests] == [False, True, True, True]
     assert check_history(session.history) == []
+
+
+# ---------------------------------------------------------------- the budget where the model stops
+
+
+async def test_a_budget_spent_by_the_final_answer_ends_as_token_budget(api, tmp_path):
+    api.push(reply("a very long final answer", usage={"output_tokens": 1_200}))
+    session = make_session(api.url, tmp_path, max_budget_tokens=1_000)
+
+    terminal = await session.submit("explain")
+
+    assert terminal.reason is TerminalReason.TOKEN_BUDGET
+    assert terminal.error == "Stopped: the token budget is spent (1,200 of 1,000 output tokens)."
+    assert terminal.result == "a very long final answer"
+    assert check_history(session.history) == []
+
+
+async def test_a_stop_hook_cannot_continue_past_a_spent_budget(api, tmp_path):
+    from agent_tui.config import Settings
+
+    hook = tmp_path / "more.sh"
+    hook.write_text('#!/bin/sh\necho \'{"decision": "block", "reason": "Do one more thing"}\'\n')
+    hook.chmod(0o755)
+    api.push(reply("first answer", usage={"output_tokens": 1_200}), reply("never sent"))
+    session = make_session(api.url, tmp_path, max_budget_tokens=1_000,
+                           settings=Settings(hooks={"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]}))
+
+    terminal = await session.submit("explain")
+
+    assert terminal.reason is TerminalReason.TOKEN_BUDGET
+    assert len(api.requests) == 1 and api.pending == 1
+    assert check_history(session.history) == []
+
+
+async def test_a_stop_hook_continuation_past_the_threshold_carries_the_wrap_up_nudge(api, tmp_path):
+    from agent_tui.config import Settings
+
+    hook = tmp_path / "more.sh"
+    hook.write_text('#!/bin/sh\n[ -e done ] && exit 0\ntouch done\necho \'{"decision": "block", "reason": "Do one more thing"}\'\n')
+    hook.chmod(0o755)
+    api.push(reply("first answer", usage={"output_tokens": 950}), reply("wrapped up", usage={"output_tokens": 20}))
+    session = make_session(api.url, tmp_path, max_budget_tokens=1_000,
+                           settings=Settings(hooks={"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]}))
+
+    terminal = await session.submit("explain")
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "wrapped up"
+    assert last_text(api.requests[1].body).startswith("Token budget: 950 of 1,000 output tokens used (95%).")

@@ -1,10 +1,11 @@
 """The token budget (`--max-budget-tokens`): a stop condition from the seeds.
 
 A query may spend this many output tokens.  When the model wants another turn
-past BUDGET_NUDGE_PERCENT of the budget, the loop continues with a nudge to
-wrap up (`token_budget_continuation`); it stops (`token_budget`) when the
-budget is spent, or on diminishing returns: three continuations in a row that
-each produced under DIMINISHING_OUTPUT_TOKENS.
+(tools, or a Stop hook that asks for more) past BUDGET_NUDGE_PERCENT of the
+budget, the loop continues with a nudge to wrap up (`token_budget_continuation`);
+it stops (`token_budget`) when the budget is spent, also when the model stops on
+its own, or on diminishing returns: three continuations in a row that each
+produced under DIMINISHING_OUTPUT_TOKENS.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class BudgetVerdict:
     action: str
     tracking: BudgetTracking
     message: str = ""
+    # The budget is used up (a stop for that reason, not for diminishing returns).
+    spent: bool = False
 
 
 def check_token_budget(budget: int, spent: int, tracking: BudgetTracking) -> BudgetVerdict:
@@ -40,7 +43,7 @@ def check_token_budget(budget: int, spent: int, tracking: BudgetTracking) -> Bud
     row each produced under DIMINISHING_OUTPUT_TOKENS output tokens."""
     if spent >= budget:
         return BudgetVerdict(
-            "stop", tracking, f"Stopped: the token budget is spent ({spent:,} of {budget:,} output tokens)."
+            "stop", tracking, f"Stopped: the token budget is spent ({spent:,} of {budget:,} output tokens).", True
         )
     if spent * 100 < budget * BUDGET_NUDGE_PERCENT:
         return BudgetVerdict("go", tracking)

@@ -71,6 +71,20 @@ class RequestStarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptDiscarded(Event):
+    """What an attempt streamed (text, thinking) is not part of the conversation:
+    the request failed and is retried, fails over, gives up, or a cut-off answer
+    is asked again with a larger limit.  Front ends remove or mark that output.
+    An attempt whose tools started is never discarded: it is kept up to the failure."""
+
+    type: ClassVar[str] = "attempt_discarded"
+    turn: int
+    attempt: int
+    # "retry" | "fallback" | "escalation" | "error"
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TextDelta(Event):
     type: ClassVar[str] = "text_delta"
     index: int
@@ -219,6 +233,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     SessionStarted,
     UserMessage,
     RequestStarted,
+    AttemptDiscarded,
     TextDelta,
     ThinkingDelta,
     BlockCompleted,

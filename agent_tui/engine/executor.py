@@ -104,6 +104,8 @@ class StreamingToolExecutor:
         self._sibling_error: str | None = None
         self._aborting = False
         self._abort_reason: str | None = None
+        # Set when the person answered a permission request "no" (without feedback): the turn ends.
+        self.rejected = False
 
     # ------------------------------------------------------------ public
 
@@ -138,6 +140,8 @@ class StreamingToolExecutor:
             self._finish(tracked, f"Error: No such tool available: {tracked.name}", True, "error")
         elif self._sibling_error is not None:
             self._finish(tracked, self._sibling_error, True, "cancelled")
+        elif self.rejected:
+            self._finish(tracked, REJECT_MESSAGE, True, "rejected")
         self._pump()
 
     async def results(self) -> list[dict[str, Any]]:
@@ -173,6 +177,11 @@ class StreamingToolExecutor:
     @property
     def has_tools(self) -> bool:
         return bool(self._tracked)
+
+    @property
+    def started_any(self) -> bool:
+        """Whether any tool was started (a malformed or unknown one never is)."""
+        return any(t.task is not None for t in self._tracked)
 
     # ------------------------------------------------------------ scheduling
 
@@ -377,6 +386,10 @@ class StreamingToolExecutor:
         decision = self._with_hook_decision(self._policy.decide(tool, t.input, cwd=cwd), t, pre)
         if decision.behavior == "allow":
             return True
+        if decision.behavior == "ask" and self.rejected:
+            # The person already said no in this turn: do not ask again.
+            self._finish(t, REJECT_MESSAGE, True, "rejected")
+            return False
         if decision.behavior == "deny":
             self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
             self._finish(t, decision.message or REJECT_MESSAGE, True, "rejected")
@@ -446,7 +459,19 @@ class StreamingToolExecutor:
                 f"To tell you how to proceed, the user said:\n{answer.feedback}"
             )
         self._finish(t, message, True, "rejected")
+        if not answer.feedback:
+            self._reject_rest()
         return False
+
+    def _reject_rest(self) -> None:
+        """After a plain "no": nothing else of this turn starts; tools already running finish."""
+        self.rejected = True
+        for t in self._tracked:
+            if t.status == "queued":
+                self._finish(t, REJECT_MESSAGE, True, "rejected")
+            elif t.status == "awaiting_permission" and t.task is not None:
+                self._finish(t, REJECT_MESSAGE, True, "rejected")
+                t.task.cancel()
 
     def _cancel_siblings(self, failed: TrackedTool) -> None:
         command = one_line(str(failed.input.get("command", "")), 1000)

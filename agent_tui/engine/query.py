@@ -17,6 +17,13 @@ nudged (`max_output_tokens_recovery`); a prompt that is too long is compacted
 once (`reactive_compact_retry`); three overloaded errors in a row switch to the
 fallback model (`fallback_retry`); a token budget nudges the model to wrap up
 (`token_budget_continuation`).
+
+A tool that started is never dropped by a recovery: when a stream fails (or is
+cut off) after handing tools to the executor, the answer up to that point and
+the tools' real results stay in the history and the recovery continues from
+there.  Only an attempt whose tools never started is discarded
+(`attempt_discarded`), and asked again with a larger limit (`max_output_tokens`
+stop; never when the user set the limit) or retried (a failed stream).
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from typing import Any
 
 from ..tools.base import Tool, ToolContext
 from . import events as ev
-from .budget import BudgetTracking, check_token_budget
+from .budget import BudgetTracking, BudgetVerdict, check_token_budget
 from .compaction import CompactionFailed, CompactionInterrupted, compact_conversation
 from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
 from .aborting import race_abort
@@ -59,6 +66,7 @@ from .model import (
     MessageStop,
     ModelClient,
     ModelError,
+    DEFAULT_MAX_TOKENS,
     ModelRequest,
     StreamNotice,
     context_window_for,
@@ -99,6 +107,20 @@ SUCCESSFUL_ENDS = frozenset({TerminalReason.COMPLETED, TerminalReason.STOP_HOOK_
 
 
 @dataclass(frozen=True, slots=True)
+class _Tries:
+    """The attempts of one request: the next attempt number within its turn (it counts on
+    across retries, an escalation and a fallback), failed attempts and overloaded errors
+    in a row (the retry budget and the fallback trigger), when the first attempt started
+    (retries are bounded in time) and the id of its one, updating, retry notice."""
+
+    attempt: int = 1
+    failures: int = 0
+    overloaded: int = 0
+    started: float | None = None
+    notice_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class State:
     messages: tuple[Message, ...]
     turn_count: int = 1
@@ -115,6 +137,8 @@ class State:
     # The system prompt (memory files are re-read after a compaction).
     system: str | list[dict[str, Any]] = ""
     token_budget: BudgetTracking = BudgetTracking()
+    # Where the next request's attempts stand (retry budget, fallback trigger, attempt number).
+    tries: _Tries = _Tries()
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +186,8 @@ class QueryParams:
     make_context: Callable[[str], ToolContext]
     system: str | list[dict[str, Any]] = ""
     model_name: str = ""
-    max_tokens: int = 32000
+    # The output limit the user set; None: the default, which a cut-off answer may escalate.
+    max_tokens: int | None = None
     max_turns: int | None = None
     max_concurrency: int = 10
     context_window: int | None = None
@@ -205,6 +230,13 @@ class _Streamed:
     completed: dict[int, dict[str, Any]] = field(default_factory=dict)
     text_parts: dict[int, list[str]] = field(default_factory=dict)
     open_types: dict[int, str] = field(default_factory=dict)
+    # Which turn and attempt this was, and whether front ends saw any of its output.
+    turn: int = 1
+    attempt: int = 1
+    published: bool = False
+    # Set when the stream failed after tools started: the error, and the attempts so far.
+    error: ModelError | None = None
+    tries: _Tries = _Tries()
 
     def partial_content(self) -> list[dict[str, Any]]:
         """Completed blocks plus text that was still streaming, in block order."""
@@ -233,16 +265,17 @@ MAX_TOKENS_NUDGE = (
     "Output token limit hit. Resume directly — no apology, no recap of what you were doing. "
     "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
 )
-FALLBACK_RESULT = "Model fallback triggered"
 # Stop reasons that mean the answer was cut off before its end.
 _CUT_OFF = ("max_tokens", "model_context_window_exceeded")
 
 
 class _FallbackTriggered(Exception):
-    def __init__(self, from_model: str, to_model: str) -> None:
+    def __init__(self, from_model: str, to_model: str, attempt: int) -> None:
         super().__init__(f"{from_model} -> {to_model}")
         self.from_model = from_model
         self.to_model = to_model
+        # The attempt that failed over (the fallback's first request counts on from it).
+        self.attempt = attempt
 
 
 def meta_user_message(text: str) -> Message:
@@ -266,7 +299,7 @@ async def query(params: QueryParams) -> Terminal:
         model=params.model,
         model_name=primary,
         window=params.context_window or context_window_for(primary),
-        max_output=params.max_tokens,
+        max_output=params.max_tokens or DEFAULT_MAX_TOKENS,
         system=params.system,
         tools=api_tools,
         settings=settings,
@@ -312,8 +345,9 @@ async def query(params: QueryParams) -> Terminal:
             return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
         model_name = state.model
         window = params.context_window or context_window_for(model_name)
-        max_tokens = state.max_output_tokens_override or params.max_tokens
-        if model_name != primary:
+        max_tokens = state.max_output_tokens_override or params.max_tokens or DEFAULT_MAX_TOKENS
+        if model_name != primary or params.max_tokens is None:
+            # Never past the model's known cap (a limit the user set is theirs to choose on the primary).
             max_tokens = min(max_tokens, output_cap_for(model_name))
         env = replace(base_env, model_name=model_name, window=window, max_output=max_tokens, system=state.system)
 
@@ -364,12 +398,7 @@ async def query(params: QueryParams) -> Terminal:
         # (2) Stream the model call; tools start at each tool_use's content_block_stop.
         try:
             streamed, executor = await _stream_with_retries(
-                params,
-                request,
-                state.turn_count,
-                make_executor,
-                window,
-                replaces_partial=state.transition is Transition.MAX_OUTPUT_TOKENS_ESCALATE,
+                params, request, state.turn_count, make_executor, window, state.tries
             )
         except _Aborted as aborted:
             streamed, executor = aborted.args
@@ -385,13 +414,7 @@ async def query(params: QueryParams) -> Terminal:
                 messages.append(user_message(INTERRUPTED_MESSAGE))
             return finish(TerminalReason.ABORTED_STREAMING, messages)
         except _FallbackTriggered as fallback:
-            emit(
-                ev.Notice(
-                    kind="fallback",
-                    message=f"Switched to {fallback.to_model} due to high demand for {fallback.from_model}",
-                    parent_tool_use_id=parent,
-                )
-            )
+            emit(_fallback_notice(fallback.from_model, fallback.to_model, parent))
             # Thinking signatures are bound to the model that wrote them: replayed to another, they 400.
             state = replace(
                 state,
@@ -399,6 +422,7 @@ async def query(params: QueryParams) -> Terminal:
                 model=fallback.to_model,
                 transition=Transition.FALLBACK_RETRY,
                 auto_compact_tracking=state.auto_compact_tracking.forget_usage(),
+                tries=_Tries(attempt=fallback.attempt + 1),
             )
             continue
         except ModelError as err:
@@ -425,33 +449,46 @@ async def query(params: QueryParams) -> Terminal:
             reason = TerminalReason.PROMPT_TOO_LONG if err.kind == "prompt_too_long" else TerminalReason.MODEL_ERROR
             return fail(reason, messages, _describe_model_error(err, model_name, failure))
 
-        # (3) Decide.
-        assert streamed.message is not None
-        content = streamed.message["content"]
+        # (3) Decide.  A stream that failed after tools started is kept up to the failure:
+        # the tools run to their real results, then the failure's retry or fallback follows.
+        failed = streamed.error
+        if failed is None:
+            assert streamed.message is not None
+            content = streamed.message["content"]
+        else:
+            content = streamed.partial_content()
         tool_use_blocks = [b for b in content if b.get("type") == "tool_use"]
-        cut_off = streamed.stop_reason in _CUT_OFF
+        cut_off = failed is None and streamed.stop_reason in _CUT_OFF
         tracking = state.auto_compact_tracking
+        # Escalate only from the default limit: a limit the user set is honoured as is.
+        escalate_to = escalated_max_tokens(model_name)
+        if params.max_tokens is not None or state.max_output_tokens_override is not None or escalate_to <= max_tokens:
+            escalate_to = None
 
         if (
             streamed.stop_reason == "max_tokens"
-            and state.max_output_tokens_override is None
+            and escalate_to is not None
             and state.max_output_tokens_recovery_count == 0
-            and escalated_max_tokens(model_name) > max_tokens
+            and not executor.started_any
         ):
             # Silently ask again with a larger output limit; the cut answer is dropped.
-            await executor.abort(reason="Discarded: the answer was cut off and is being requested again")
+            _discard(params, streamed, "escalation")
             state = replace(
                 state,
                 messages=tuple(messages),
-                max_output_tokens_override=escalated_max_tokens(model_name),
+                max_output_tokens_override=escalate_to,
                 transition=Transition.MAX_OUTPUT_TOKENS_ESCALATE,
                 auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages), output=False),
+                tries=_Tries(attempt=streamed.attempt + 1),
             )
             continue
 
-        state = replace(
-            state, auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages) + (1 if content else 0))
-        )
+        if failed is None:
+            state = replace(
+                state,
+                auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages) + (1 if content else 0)),
+                tries=_Tries(),
+            )
         if not content:
             # Refusal or an empty answer: nothing to append (an empty assistant message is invalid).
             if streamed.stop_reason == "refusal":
@@ -461,8 +498,8 @@ async def query(params: QueryParams) -> Terminal:
             if not cut_off:
                 return finish(TerminalReason.COMPLETED, messages)
         else:
-            messages.append(streamed.message)
-            _completed(params, streamed.message)
+            messages.append(streamed.message if failed is None else assistant_message(content))
+            _completed(params, messages[-1])
 
         # (4) Collect the executor's results, in block order.
         if tool_use_blocks:
@@ -473,12 +510,49 @@ async def query(params: QueryParams) -> Terminal:
                 results = await executor.abort()
                 messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
                 return finish(TerminalReason.ABORTED_TOOLS, messages)
+            if executor.rejected:
+                # The person answered "no": the turn ends and the prompt is theirs (as in Claude Code).
+                emit(ev.Interrupted(during="tools", parent_tool_use_id=parent))
+                messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
+                _completed(params, messages[-1])
+                return finish(TerminalReason.ABORTED_TOOLS, messages)
             messages.append(user_message(results))
             _completed(params, messages[-1])
             if executor.hook_stop is not None:
                 text = f"Stopped by a hook: {executor.hook_stop}"
                 emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
                 return finish(TerminalReason.HOOK_STOPPED, messages, error=executor.hook_stop)
+
+        if failed is not None:
+            # The kept tools' results are in the history; the failed request is retried from there.
+            after, delay = _after_failure(params, request.model, failed, streamed.tries)
+            if after == "fallback":
+                fallback_to = params.fallback_model or ""
+                emit(_fallback_notice(request.model, fallback_to, parent))
+                messages = strip_thinking_signatures(messages)
+            elif after == "fail":
+                return fail(TerminalReason.MODEL_ERROR, messages, _describe_model_error(failed, model_name))
+            else:
+                try:
+                    await _retry_pause(params, failed, streamed.tries, delay)
+                except _Aborted:
+                    return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
+            if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
+                return fail(TerminalReason.MAX_TURNS, messages, _max_turns_message(params.max_turns))
+            state = replace(
+                state,
+                messages=tuple(messages),
+                turn_count=state.turn_count + 1,
+                transition=Transition.FALLBACK_RETRY if after == "fallback" else Transition.NEXT_TURN,
+                model=fallback_to if after == "fallback" else state.model,
+                auto_compact_tracking=tracking.forget_usage() if after == "fallback" else tracking,
+                max_output_tokens_override=None,
+                max_output_tokens_recovery_count=0,
+                has_attempted_reactive_compact=False,
+                # The retry budget runs on (a fallback starts its own); the attempt number restarts with the turn.
+                tries=_Tries() if after == "fallback" else replace(streamed.tries, attempt=1),
+            )
+            continue
 
         if cut_off:
             # Keep the partial answer (a truncated tool_use never reached the executor) and nudge.
@@ -491,6 +565,8 @@ async def query(params: QueryParams) -> Terminal:
                 messages=tuple(messages),
                 transition=Transition.MAX_OUTPUT_TOKENS_RECOVERY,
                 max_output_tokens_recovery_count=state.max_output_tokens_recovery_count + 1,
+                # Tools ran, so the cut answer could not be asked again: the nudge gets the larger limit.
+                max_output_tokens_override=escalate_to or state.max_output_tokens_override,
             )
             continue
 
@@ -500,6 +576,12 @@ async def query(params: QueryParams) -> Terminal:
                 text = stop.stop_reason or f"A {stop.event} hook ended the query"
                 emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
                 return finish(TerminalReason.STOP_HOOK_PREVENTED, messages, error=text)
+            # The budget is checked where the model stops too, not only when it asks for another turn.
+            # (Diminishing returns only stops a query that would go on: one the hook continues.)
+            verdict = _budget_verdict(params, state)
+            hook_continues = stop is not None and stop.blocked
+            if verdict is not None and verdict.action == "stop" and (hook_continues or verdict.spent):
+                return fail(TerminalReason.TOKEN_BUDGET, messages, verdict.message)
             if stop is None or not stop.blocked:
                 return finish(TerminalReason.COMPLETED, messages)
             cap = stop_hook_block_cap()
@@ -514,6 +596,10 @@ async def query(params: QueryParams) -> Terminal:
             # The hook wants more work: its reason is the model's next instruction.
             messages.append(user_message(f"{stop.event} hook feedback:\n{stop.reason}"))
             _completed(params, messages[-1])
+            if verdict is not None and verdict.action == "nudge":
+                messages.append(meta_user_message(verdict.message))
+                _completed(params, messages[-1])
+                state = replace(state, token_budget=verdict.tracking)
             if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
                 text = f"Reached the maximum number of turns ({params.max_turns})."
                 emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
@@ -530,15 +616,11 @@ async def query(params: QueryParams) -> Terminal:
             continue
 
         if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
-            text = f"Reached the maximum number of turns ({params.max_turns})."
-            emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
-            return finish(TerminalReason.MAX_TURNS, messages, error=text)
+            return fail(TerminalReason.MAX_TURNS, messages, _max_turns_message(params.max_turns))
 
         transition = Transition.NEXT_TURN
-        if params.max_budget_tokens:
-            verdict = check_token_budget(
-                params.max_budget_tokens, params.usage_totals.get("output_tokens", 0), state.token_budget
-            )
+        verdict = _budget_verdict(params, state)
+        if verdict is not None:
             if verdict.action == "stop":
                 return fail(TerminalReason.TOKEN_BUDGET, messages, verdict.message)
             if verdict.action == "nudge":
@@ -558,6 +640,13 @@ async def query(params: QueryParams) -> Terminal:
             has_attempted_reactive_compact=False,
             stop_hook_blocks=0,
         )
+
+
+def _budget_verdict(params: QueryParams, state: State) -> BudgetVerdict | None:
+    """The `--max-budget-tokens` verdict on what this query has spent (None: no budget)."""
+    if not params.max_budget_tokens:
+        return None
+    return check_token_budget(params.max_budget_tokens, params.usage_totals.get("output_tokens", 0), state.token_budget)
 
 
 def _reloaded_system(params: QueryParams, current: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
@@ -588,25 +677,79 @@ async def _race_abort(awaitable: Any, abort: asyncio.Event) -> Any:
     return await race_abort(awaitable, abort, _Aborted(None))
 
 
+def _after_failure(params: QueryParams, model: str, err: ModelError, tries: _Tries) -> tuple[str, float]:
+    """What follows a failed request ("fallback", "retry" or "fail") and the retry's delay.
+
+    Retries are bounded by count and by the time since the request's first attempt;
+    a request that runs out of time says so in `err.gave_up`."""
+    fallback = params.fallback_model
+    if tries.overloaded >= MAX_CONSECUTIVE_OVERLOADED and fallback and fallback != model:
+        return "fallback", 0.0
+    delay = params.retry.delay(tries.failures, err.retry_after)
+    elapsed = params.retry.clock() - (tries.started if tries.started is not None else params.retry.clock())
+    in_time = elapsed + delay <= params.retry.max_elapsed
+    if err.retryable and tries.failures <= params.retry.max_retries and in_time:
+        return "retry", delay
+    if err.retryable and not in_time:
+        attempts = f"{tries.failures} attempt{'s' if tries.failures != 1 else ''}"
+        err.gave_up = f"gave up after {attempts} in {elapsed:.0f}s"
+    return "fail", delay
+
+
+def _fallback_notice(from_model: str, to_model: str, parent: str | None) -> ev.Notice:
+    return ev.Notice(
+        kind="fallback",
+        message=f"Switched to {to_model} due to high demand for {from_model}",
+        parent_tool_use_id=parent,
+    )
+
+
+async def _retry_pause(params: QueryParams, err: ModelError, tries: _Tries, delay: float) -> None:
+    """Say a failed request will be retried (one line per request, updated in place), then
+    wait `delay` (raises `_Aborted` on abort)."""
+    where = " mid-stream" if err.mid_stream else ""
+    params.emit(
+        ev.Notice(
+            kind="retry",
+            message=(
+                f"{_short_error(err)}{where}; retrying in {delay:.1f}s "
+                f"(attempt {tries.failures}/{params.retry.max_retries})"
+            ),
+            id=tries.notice_id,
+            parent_tool_use_id=params.parent_tool_use_id,
+        )
+    )
+    await _race_abort(asyncio.sleep(delay), params.abort)
+
+
+def _discard(params: QueryParams, streamed: _Streamed, reason: str) -> None:
+    """Tell front ends an attempt's output is not part of the conversation (when they saw any)."""
+    if streamed.published:
+        params.emit(
+            ev.AttemptDiscarded(
+                turn=streamed.turn, attempt=streamed.attempt, reason=reason, parent_tool_use_id=params.parent_tool_use_id
+            )
+        )
+
+
 async def _stream_with_retries(
     params: QueryParams,
     request: ModelRequest,
     turn: int,
     make_executor: Callable[[], StreamingToolExecutor],
     window: int,
-    *,
-    replaces_partial: bool = False,
+    tries: _Tries,
 ) -> tuple[_Streamed, StreamingToolExecutor]:
-    """Stream `request`, retrying what is retryable.  `attempt` > 1 in
-    `request_started` tells front ends the previous partial answer was dropped
-    (a retry, or a cut-off answer asked again: `replaces_partial`).  Raises
-    `_FallbackTriggered` after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a
-    row when a fallback model is set."""
-    attempt = 1
-    overloaded = 0
-    started = params.retry.clock()
-    # Every retry notice of this request is one line, updated in place.
-    notice_id = f"retry-{next(_retry_ids)}"
+    """Stream `request`, retrying what is retryable.
+
+    A failed attempt whose tools never started is dropped (`attempt_discarded`) and
+    retried; one whose tools started is returned with `error` set, so the loop keeps
+    those tools and their results before it retries.  Raises `_FallbackTriggered`
+    after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a row when a fallback
+    model is set, and the `ModelError` when it gives up."""
+    if tries.started is None:
+        # The time bound and the one updating retry line start with the request's first attempt.
+        tries = replace(tries, started=params.retry.clock(), notice_id=f"retry-{next(_retry_ids)}")
     while True:
         executor = make_executor()
         params.emit(
@@ -614,52 +757,36 @@ async def _stream_with_retries(
                 turn=turn,
                 model=request.model,
                 max_tokens=request.max_tokens,
-                attempt=attempt + (1 if replaces_partial else 0),
+                attempt=tries.attempt,
                 parent_tool_use_id=params.parent_tool_use_id,
             )
         )
-        streamed = _Streamed()
+        streamed = _Streamed(turn=turn, attempt=tries.attempt)
         try:
             await _race_abort(_stream_once(params, request, executor, streamed, window), params.abort)
             return streamed, executor
         except _Aborted:
             raise _Aborted(streamed, executor) from None
         except ModelError as err:
-            # Tools started from a stream that failed are discarded with its blocks.
-            overloaded = overloaded + 1 if err.kind == "overloaded" else 0
-            fallback = params.fallback_model
-            if overloaded >= MAX_CONSECUTIVE_OVERLOADED and fallback and fallback != request.model:
-                await executor.abort(reason=FALLBACK_RESULT)
-                raise _FallbackTriggered(request.model, fallback) from None
-            delay = params.retry.delay(attempt, err.retry_after)
-            elapsed = params.retry.clock() - started
-            in_time = elapsed + delay <= params.retry.max_elapsed
-            retrying = err.retryable and attempt <= params.retry.max_retries and in_time
-            await executor.abort(
-                reason=f"Discarded: the response failed ({_short_error(err)})" + ("; retrying" if retrying else "")
+            tries = replace(
+                tries,
+                failures=tries.failures + 1,
+                overloaded=tries.overloaded + 1 if err.kind == "overloaded" else 0,
             )
-            if not retrying:
-                if err.retryable and not in_time:
-                    attempts = f"{attempt} attempt{'s' if attempt != 1 else ''}"
-                    err.gave_up = f"gave up after {attempts} in {elapsed:.0f}s"
+            if executor.started_any:
+                streamed.error, streamed.tries = err, tries
+                return streamed, executor
+            after, delay = _after_failure(params, request.model, err, tries)
+            _discard(params, streamed, {"fallback": "fallback", "retry": "retry"}.get(after, "error"))
+            if after == "fallback":
+                raise _FallbackTriggered(request.model, params.fallback_model or "", tries.attempt) from None
+            if after == "fail":
                 raise
-            where = " mid-stream" if err.mid_stream else ""
-            params.emit(
-                ev.Notice(
-                    kind="retry",
-                    message=(
-                        f"{_short_error(err)}{where}; retrying in {delay:.1f}s "
-                        f"(attempt {attempt}/{params.retry.max_retries})"
-                    ),
-                    id=notice_id,
-                    parent_tool_use_id=params.parent_tool_use_id,
-                )
-            )
             try:
-                await _race_abort(asyncio.sleep(delay), params.abort)
+                await _retry_pause(params, err, tries, delay)
             except _Aborted:
                 raise _Aborted(_Streamed(), make_executor()) from None
-            attempt += 1
+            tries = replace(tries, attempt=tries.attempt + 1)
 
 
 async def _stream_once(
@@ -699,8 +826,10 @@ async def _stream_once(
         if kind is BlockDelta:
             if event.kind == "text":
                 text_parts.setdefault(event.index, []).append(event.text)
+                out.published = True
                 emit(ev.TextDelta(index=event.index, text=event.text, parent_tool_use_id=parent))
             elif event.kind == "thinking":
+                out.published = True
                 emit(ev.ThinkingDelta(index=event.index, text=event.text, parent_tool_use_id=parent))
         elif kind is BlockStart:
             open_types[event.index] = event.block.get("type", "")
@@ -709,6 +838,7 @@ async def _stream_once(
             block = event.block
             out.completed[event.index] = block
             open_types.pop(event.index, None)
+            out.published = True
             emit(ev.BlockCompleted(index=event.index, block=_public_block(block), parent_tool_use_id=parent))
             if block.get("type") == "tool_use":
                 executor.add_tool(block)
@@ -763,6 +893,10 @@ def _short_error(err: ModelError) -> str:
     }
     label = labels.get(err.kind, "API error")
     return f"{label} ({err.status})" if err.status and err.status != 200 else label
+
+
+def _max_turns_message(max_turns: int) -> str:
+    return f"Reached the maximum number of turns ({max_turns})."
 
 
 def _max_tokens_message(max_tokens: int) -> str:

@@ -59,7 +59,8 @@ if TYPE_CHECKING:
 @dataclass
 class SessionOptions:
     max_turns: int | None = None
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    # The output limit the user set (`maxOutputTokens`); None: DEFAULT_MAX_TOKENS, escalated when an answer is cut off.
+    max_tokens: int | None = None
     max_concurrency: int = 10
     context_window: int | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -337,9 +338,14 @@ class Session:
         )
 
     @property
+    def max_output_tokens(self) -> int:
+        """The output limit requests start from."""
+        return self.options.max_tokens or DEFAULT_MAX_TOKENS
+
+    @property
     def auto_compact_threshold(self) -> int:
         """Context tokens at which the next request autocompacts (what the gauge marks)."""
-        return self.compaction_settings.auto_compact_threshold(self.context_window, self.options.max_tokens)
+        return self.compaction_settings.auto_compact_threshold(self.context_window, self.max_output_tokens)
 
     @property
     def fallback_model(self) -> str | None:
@@ -422,7 +428,7 @@ class Session:
                 model=self.model,
                 model_name=self.model.name,
                 window=self.context_window,
-                max_output=self.options.max_tokens,
+                max_output=self.max_output_tokens,
                 system=self.system_blocks(),
                 tools=tools,
                 settings=self.compaction_settings,
@@ -488,7 +494,7 @@ class Session:
             tracking=self._current_tracking(),
             window=self.context_window,
             settings=self.compaction_settings,
-            max_output=self.options.max_tokens,
+            max_output=self.max_output_tokens,
             exact_total=total,
         )
 

@@ -23,6 +23,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
@@ -96,6 +97,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self._unfrozen: list[AssistantText] = []
         self._thinking: ThinkingBlock | None = None
         self._notice_rows: dict[str, Notice] = {}
+        # What the current request's attempt drew (text, thinking): removed if the attempt is discarded.
+        self._attempt_widgets: list[Widget] = []
         self._last_interrupt = float("-inf")
         self._error_shown = False
         self._interrupt_shown = False

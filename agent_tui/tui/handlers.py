@@ -13,6 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from textual.widget import Widget
+
 from ..engine import events as ev
 from ..engine.session import Session
 from .bridge import EngineEvents
@@ -50,6 +52,7 @@ class EngineEventsMixin:
     _thinking: ThinkingBlock | None
     # Notices shown so far that carry an id (a request's retries), to update in place.
     _notice_rows: dict[str, Notice]
+    _attempt_widgets: list[Widget]
     _error_shown: bool
     _interrupt_shown: bool
     _output_base: int
@@ -92,6 +95,7 @@ class EngineEventsMixin:
         await self._end_text_run()
         self._close_turn()
         self._turn = TurnRecord(number=event.turn, started_at=self.clock())
+        self._attempt_widgets = []
         self._stream_chars = 0
         self.gauge.turns = event.turn
         self.timeline.add_turn(self._turn)
@@ -102,7 +106,7 @@ class EngineEventsMixin:
         run = self._text_run
         if run is None or run.index != event.index:
             await self._end_text_run()
-            run = self._text_run = TextRun(self, self.transcript, event.index)  # type: ignore[arg-type]
+            run = self._text_run = TextRun(self, self.transcript, event.index, self._attempt_widgets)  # type: ignore[arg-type]
         await run.write(event.text)
         self._stream_chars += len(event.text)
         self.gauge.output_tokens = self._output_base + self._stream_chars // 4
@@ -113,6 +117,7 @@ class EngineEventsMixin:
         if self._thinking is None:
             await self._end_text_run()
             self._thinking = ThinkingBlock()
+            self._attempt_widgets.append(self._thinking)
             await self.transcript.add(self._thinking)
         self._thinking.add(event.text)
         self._stream_chars += len(event.text)
@@ -127,6 +132,22 @@ class EngineEventsMixin:
         elif kind in ("thinking", "redacted_thinking") and self._thinking is not None:
             self._thinking.finish()
             self._thinking = None
+
+    async def _on_attempt_discarded(self, event: ev.AttemptDiscarded) -> None:
+        """The attempt's text and thinking are not part of the conversation: take them off the screen."""
+        if event.parent_tool_use_id:
+            return
+        await self._end_text_run()
+        self._thinking = None
+        doomed, self._attempt_widgets = self._attempt_widgets, []
+        self._unfrozen[:] = [w for w in self._unfrozen if w not in doomed]
+        for widget in doomed:
+            self.transcript.protected.discard(widget)
+        attached = [w for w in doomed if w.is_attached]
+        if attached:
+            await self.transcript.remove_children(attached)
+        self._stream_chars = 0
+        self.gauge.output_tokens = self._output_base
 
     async def _on_tool_queued(self, event: ev.ToolQueued) -> None:
         record = ToolRecord(
@@ -257,6 +278,7 @@ class EngineEventsMixin:
         ev.SessionStarted: _on_session_started,
         ev.UserMessage: _on_user_message,
         ev.RequestStarted: _on_request_started,
+        ev.AttemptDiscarded: _on_attempt_discarded,
         ev.TextDelta: _on_text_delta,
         ev.ThinkingDelta: _on_thinking_delta,
         ev.BlockCompleted: _on_block_completed,

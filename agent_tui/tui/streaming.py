@@ -20,10 +20,10 @@ loop between frozen widgets, so frames keep flowing while a batch is drawn.
 from __future__ import annotations
 
 import asyncio
-
 from typing import TYPE_CHECKING
 
 from textual.app import App
+from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from .segments import SegmentSplitter
@@ -86,10 +86,14 @@ def group_segments(texts: list[str], limit: int = FROZEN_CHARS) -> list[str]:
 
 
 class TextRun:
-    def __init__(self, app: App[object], transcript: Transcript, index: int) -> None:
+    def __init__(
+        self, app: App[object], transcript: Transcript, index: int, mounted: list[Widget] | None = None
+    ) -> None:
         self.index = index
         self._app = app
         self._transcript = transcript
+        # Every widget the run mounts is also recorded here (so a discarded attempt can be removed).
+        self._mounted = mounted if mounted is not None else []
         self._splitter = SegmentSplitter()
         self._live: _LiveSegment | None = None
         self._started = False
@@ -125,6 +129,7 @@ class TextRun:
         widget = AssistantText(classes=self._classes())
         chunks: asyncio.Queue[str | None] = asyncio.Queue()
         self._transcript.protected.add(widget)
+        self._mounted.append(widget)
         await self._transcript.add(widget)
         worker = self._app.run_worker(_pump(widget, chunks), group="text", exit_on_error=False)
         return _LiveSegment(widget, worker, chunks)
@@ -151,12 +156,15 @@ class TextRun:
             if n == 0 and live is not None:
                 # The first piece takes the live widget's place (and its classes).
                 widget = FrozenMarkdown(piece, classes=" ".join(live.widget.classes))
+                self._mounted.append(widget)
                 await transcript.add(widget, before=live.widget)
                 transcript.protected.discard(live.widget)
                 await live.widget.remove()
                 live = None
             else:
-                await transcript.add(FrozenMarkdown(piece, classes=self._classes()))
+                widget = FrozenMarkdown(piece, classes=self._classes())
+                self._mounted.append(widget)
+                await transcript.add(widget)
             # A frame may be drawn between two renders.
             await asyncio.sleep(0)
         if live is not None:

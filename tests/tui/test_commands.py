@@ -110,7 +110,6 @@ async def test_resume_replays_a_stored_session_and_continues_it(api, tmp_path):
               tool_use("Read", {"file_path": str(tmp_path / "a.txt")}),
               tool_use("Read", {"file_path": str(tmp_path / "b.txt")})),
         reply(tool_use("Bash", {"command": "touch made.txt"})),
-        reply("The notes say alpha and beta."),
         hang(after=8, of=reply(text("A long answer that the user interrupts before it ends"), chunk=6)),
     )
     first, recorded = persistent_app(api, tmp_path, "11111111-0000-4000-8000-000000000001")

@@ -17,7 +17,7 @@ from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
 from agent_tui.tui.widgets.answer import AssistantText
-from tests.loopback import gated, hang, reply, text, thinking, tool_use
+from tests.loopback import gated, hang, reply, sse_error, text, thinking, tool_use
 
 from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until
 
@@ -100,12 +100,14 @@ async def _answer_write_prompt(api, tmp_path, keys):
     return target, recorded, app
 
 
-async def test_write_rejected_with_n_leaves_the_file_and_tells_the_model(api, tmp_path):
-    target, recorded, _ = await _answer_write_prompt(api, tmp_path, ["n"])
+async def test_write_rejected_with_n_leaves_the_file_and_ends_the_turn(api, tmp_path):
+    target, recorded, app = await _answer_write_prompt(api, tmp_path, ["n"])
     assert not target.exists()
-    result = last_user_blocks(api.requests[1].body)[0]
+    assert len(api.requests) == 1, "a plain no returns the prompt to the person; the model is not called"
+    result = app.session.history[-1]["content"][0]
     assert result["type"] == "tool_result" and result["is_error"] is True
     assert "doesn't want to proceed" in json.dumps(result["content"])
+    assert [e.terminal_reason for e in recorded if isinstance(e, ev.QueryFinished)] == ["aborted_tools"]
 
 
 async def test_write_allowed_with_y_writes_the_file(api, tmp_path):
@@ -385,3 +387,19 @@ async def test_offline_model_is_named_in_the_header(tmp_path):
     async with app.run_test(size=(120, 24)):
         header = screen_text(app).splitlines()[0]
         assert "demo (offline)" in header and "no API key" in header
+
+
+async def test_text_of_a_failed_attempt_is_removed_from_the_transcript(api, tmp_path):
+    draft = reply(text("A first draft that the server never finishes because"), chunk=4)
+    api.push(sse_error("api_error", "Internal server error", after=8, of=draft), reply(text("The clean answer.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "answer me")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        shown = screen_text(app)
+        assert "The clean answer." in shown
+        assert "A first" not in shown
+        assert "retrying" in shown
+    [discarded] = [e for e in recorded if isinstance(e, ev.AttemptDiscarded)]
+    assert (discarded.turn, discarded.attempt, discarded.reason) == (1, 1, "retry")
