@@ -58,6 +58,7 @@ from .messages import (
     user_message,
 )
 from .model import (
+    DEFAULT_MAX_TOKENS,
     BlockDelta,
     BlockStart,
     BlockStop,
@@ -66,7 +67,6 @@ from .model import (
     MessageStop,
     ModelClient,
     ModelError,
-    DEFAULT_MAX_TOKENS,
     ModelRequest,
     StreamNotice,
     context_window_for,
@@ -103,7 +103,9 @@ class TerminalReason(str, enum.Enum):
 
 
 # A hook's deliberate stop ends the query as intended, not as a failure (as in Claude Code).
-SUCCESSFUL_ENDS = frozenset({TerminalReason.COMPLETED, TerminalReason.STOP_HOOK_PREVENTED, TerminalReason.HOOK_STOPPED})
+SUCCESSFUL_ENDS = frozenset(
+    {TerminalReason.COMPLETED, TerminalReason.STOP_HOOK_PREVENTED, TerminalReason.HOOK_STOPPED}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +382,7 @@ async def query(params: QueryParams) -> Terminal:
             betas=thinking.betas,
             prompt_caching=params.prompt_caching,
         )
+
         def make_context(tool_use_id: str, model: str = model_name) -> ToolContext:
             # Tools (the Agent tool) see the model in use, the fallback model after a fallback.
             return replace(params.make_context(tool_use_id), model=model)
@@ -526,9 +529,10 @@ async def query(params: QueryParams) -> Terminal:
         if failed is not None:
             # The kept tools' results are in the history; the failed request is retried from there.
             after, delay = _after_failure(params, request.model, failed, streamed.tries)
+            next_model = state.model
             if after == "fallback":
-                fallback_to = params.fallback_model or ""
-                emit(_fallback_notice(request.model, fallback_to, parent))
+                next_model = params.fallback_model or state.model
+                emit(_fallback_notice(request.model, next_model, parent))
                 messages = strip_thinking_signatures(messages)
             elif after == "fail":
                 return fail(TerminalReason.MODEL_ERROR, messages, _describe_model_error(failed, model_name))
@@ -536,7 +540,7 @@ async def query(params: QueryParams) -> Terminal:
                 try:
                     await _retry_pause(params, failed, streamed.tries, delay)
                 except _Aborted:
-                    return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
+                    return interrupted(messages)
             if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
                 return fail(TerminalReason.MAX_TURNS, messages, _max_turns_message(params.max_turns))
             state = replace(
@@ -544,7 +548,7 @@ async def query(params: QueryParams) -> Terminal:
                 messages=tuple(messages),
                 turn_count=state.turn_count + 1,
                 transition=Transition.FALLBACK_RETRY if after == "fallback" else Transition.NEXT_TURN,
-                model=fallback_to if after == "fallback" else state.model,
+                model=next_model,
                 auto_compact_tracking=tracking.forget_usage() if after == "fallback" else tracking,
                 max_output_tokens_override=None,
                 max_output_tokens_recovery_count=0,
@@ -727,7 +731,10 @@ def _discard(params: QueryParams, streamed: _Streamed, reason: str) -> None:
     if streamed.published:
         params.emit(
             ev.AttemptDiscarded(
-                turn=streamed.turn, attempt=streamed.attempt, reason=reason, parent_tool_use_id=params.parent_tool_use_id
+                turn=streamed.turn,
+                attempt=streamed.attempt,
+                reason=reason,
+                parent_tool_use_id=params.parent_tool_use_id,
             )
         )
 

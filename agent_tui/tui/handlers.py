@@ -106,7 +106,8 @@ class EngineEventsMixin:
         run = self._text_run
         if run is None or run.index != event.index:
             await self._end_text_run()
-            run = self._text_run = TextRun(self, self.transcript, event.index, self._attempt_widgets)  # type: ignore[arg-type]
+            run = TextRun(self, self.transcript, event.index, self._attempt_widgets)  # type: ignore[arg-type]
+            self._text_run = run
         await run.write(event.text)
         self._stream_chars += len(event.text)
         self.gauge.output_tokens = self._output_base + self._stream_chars // 4
