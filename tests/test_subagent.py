@@ -323,3 +323,21 @@ async def test_a_subagent_started_after_a_fallback_uses_the_fallback_model(api, 
     assert [b["model"] for b in seen["parent"]] == ["claude-sonnet-4-6"] * 3 + ["claude-haiku-4-5"] * 2
     assert [b["model"] for b in seen["Summarise the repo"]] == ["claude-haiku-4-5"]
     assert "Model: claude-haiku-4-5" in json.dumps(seen["Summarise the repo"][0]["system"])
+
+
+async def test_no_to_a_subagent_tool_ends_the_whole_turn(api, tmp_path):
+    seen = route(
+        api,
+        parent=[reply(agent_call("Create the file.", "t_agent")), reply("never sent")],
+        **{"Create the file.": [reply(tool_use("Bash", {"command": "touch made.txt"}, id="t_sub")),
+                                reply("never sent either")]},
+    )
+    session = make_session(api.url, tmp_path)
+    auto_answer(session, PermissionAnswer("deny"))
+
+    terminal = await session.submit("delegate")
+
+    assert terminal.reason is TerminalReason.ABORTED_TOOLS
+    assert len(seen["parent"]) == 1 and len(seen["Create the file."]) == 1
+    assert not (tmp_path / "made.txt").exists()
+    assert check_history(session.history) == []

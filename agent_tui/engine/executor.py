@@ -294,6 +294,8 @@ class StreamingToolExecutor:
             await self._post_tool_use(t, content, result)
         content = _with_context(content, t.hook_context)
         self._finish(t, content, result.is_error, "error" if result.is_error else "done", result.data)
+        if result.ends_turn:
+            self._reject_rest()
         if result.is_error and t.name == "Bash":
             self._cancel_siblings(t)
 

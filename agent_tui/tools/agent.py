@@ -152,7 +152,9 @@ class AgentTool(BaseTool):
         text = f"The agent stopped before finishing ({terminal.reason.value}): {problem}"
         if terminal.result:
             text += f"\n\nIts last message:\n{terminal.result}"
-        yield ToolResult(text, is_error=True, data=data)
+        # Stopped in its tools with no abort from above: the person said no to one of them.
+        refused = terminal.reason is TerminalReason.ABORTED_TOOLS and not ctx.abort.is_set()
+        yield ToolResult(text, is_error=True, data=data, ends_turn=refused)
 
 
 async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContext) -> Terminal:

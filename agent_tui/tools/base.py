@@ -35,6 +35,9 @@ class ToolResult:
     content: str | list[dict[str, Any]]
     is_error: bool = False
     data: dict[str, Any] = field(default_factory=dict)
+    # The person answered a permission request inside the call "no" (a subagent's tool):
+    # the turn ends as after a plain no at the top level.
+    ends_turn: bool = False
 
 
 @dataclass
