@@ -93,12 +93,14 @@ async def run_rg(args: list[str], cwd: Path, abort: asyncio.Event) -> RgRun:
         if not work.done():
             _kill(proc)
             work.cancel()
+            await asyncio.gather(work, return_exceptions=True)  # retrieve the cancellation
             return RgRun(-1, b"".join(chunks), "", aborted=True)
         _, stderr, code = work.result()
         return RgRun(code, b"".join(chunks), stderr.decode("utf-8", "replace"))
     except BaseException:
         _kill(proc)
         work.cancel()
+        work.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieve it later
         raise
     finally:
         aborted.cancel()
