@@ -37,8 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("prompt", nargs="?", help="prompt to submit at start (with -p: the prompt to answer)")
     p.add_argument("-p", "--print", dest="print_mode", action="store_true", help="answer one prompt and exit")
     p.add_argument(
-        "--output-format", choices=("text", "json", "stream-json"), default="text", help="print mode output"
+        "--output-format", choices=("text", "json", "stream-json", "stream-events"), default="text",
+        help="print mode output: stream-json is Claude Code's message stream (needs --verbose), "
+             "stream-events the engine's own events",
     )
+    p.add_argument("--verbose", action="store_true",
+                   help="print mode: stream-json needs it; json then prints every message as an array")
+    p.add_argument("--include-partial-messages", action="store_true", dest="include_partial",
+                   help="stream-json: also print the API's stream events (text deltas) as stream_event lines")
     p.add_argument("--model", help=f"model name (default: {DEFAULT_MODEL}, or the demo model offline)")
     p.add_argument("--max-turns", type=int, help="stop after this many model turns")
     p.add_argument("--allowedTools", "--allowed-tools", nargs="+", action="extend", dest="allowed_tools",
@@ -179,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_mode and not (prompt or "").strip():
         print("agent-tui: -p needs a prompt (as an argument or on stdin)", file=sys.stderr)
         return 2
+    if args.print_mode and args.output_format == "stream-json" and not args.verbose:
+        # Claude Code's rule, so a script that works with one works with the other.
+        print("Error: When using --print, --output-format=stream-json requires --verbose", file=sys.stderr)
+        return 1
+    if args.include_partial and args.output_format != "stream-json":
+        print("Error: --include-partial-messages requires --print and --output-format=stream-json", file=sys.stderr)
+        return 1
 
     from .engine.query import RetryPolicy
     from .engine.session import Session, SessionOptions
@@ -246,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
             try:
-                code = await run_print(session, prompt, args.output_format)
+                code = await run_print(session, prompt, args.output_format, verbose=args.verbose,
+                                       include_partial=args.include_partial)
                 return 128 + signal.SIGTERM if terminated else code
             finally:
                 await session.aclose()

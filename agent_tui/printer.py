@@ -1,9 +1,12 @@
 """Print mode (`-p`): one prompt, no UI, Claude Code compatible output.
 
-`text` prints the final answer; `json` prints one result object; `stream-json`
-prints every bus event as a JSON line, then the result object.  Print mode
-never prompts: an undecided permission is denied and listed in
-`permission_denials`.  SIGINT aborts the turn cleanly and exits 130.
+`text` prints the final answer; `json` prints one result object (with
+`verbose`, Claude Code's array of every message ending with it);
+`stream-json` prints Claude Code's messages one per line (claude_stream.py),
+then the result object; `stream-events` prints every bus event of the engine
+as a JSON line, then the result object.  Print mode never prompts: an
+undecided permission is denied and listed in `permission_denials`.  SIGINT
+aborts the turn cleanly and exits 130.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import json
 import signal
 import sys
 import time
+import uuid
 from typing import Any, TextIO
 
+from .claude_stream import ClaudeCodeStream
 from .engine import events as ev
 from .engine.messages import valid_utf8
 from .engine.query import Terminal, TerminalReason
@@ -49,6 +54,7 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dic
         "result": terminal.result or (terminal.error or "" if terminal.is_error else ""),
         "num_turns": terminal.turns,
         "duration_ms": duration_ms,
+        "uuid": str(uuid.uuid4()),
         "usage": {
             "input_tokens": terminal.usage.get("input_tokens", 0),
             "output_tokens": terminal.usage.get("output_tokens", 0),
@@ -65,12 +71,33 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dic
     }
 
 
-async def run_print(session: Session, prompt: str, output_format: str = "text", out: TextIO | None = None) -> int:
+OUTPUT_FORMATS = ("text", "json", "stream-json", "stream-events")
+
+
+async def run_print(
+    session: Session,
+    prompt: str,
+    output_format: str = "text",
+    out: TextIO | None = None,
+    *,
+    verbose: bool = False,
+    include_partial: bool = False,
+) -> int:
     out = _ValidUtf8(out or sys.stdout)
     started = time.monotonic()
+    # Claude Code's messages of a `json --verbose` run, printed as one array at the end.
+    messages: list[dict[str, Any]] = []
+    encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
     if output_format == "stream-json":
+
+        def print_message(message: dict[str, Any]) -> None:
+            out.write(encode(message) + "\n")
+
+        session.bus.add_listener(ClaudeCodeStream(session, print_message, include_partial=include_partial))
+    elif output_format == "json" and verbose:
+        session.bus.add_listener(ClaudeCodeStream(session, messages.append))
+    if output_format == "stream-events":
         write = out.write
-        encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
         def print_event(event: ev.Event) -> None:
             if type(event) is ev.TextDelta and event.parent_tool_use_id is None:
@@ -80,16 +107,8 @@ async def run_print(session: Session, prompt: str, output_format: str = "text", 
                 write(encode(event.to_dict()) + "\n")
 
         session.bus.add_listener(print_event)
-    elif output_format == "text":
-        notices: list[str] = []
-
-        def collect(event: ev.Event) -> None:
-            if isinstance(event, ev.Notice) and event.kind in ("retry", "fallback"):
-                print(f"agent-tui: {event.message}", file=sys.stderr)
-            elif isinstance(event, ev.Notice) and event.kind == "error":
-                notices.append(event.message)
-
-        session.bus.add_listener(collect)
+    else:
+        session.bus.add_listener(_retry_notices)
 
     loop = asyncio.get_running_loop()
     interrupted = False
@@ -113,7 +132,9 @@ async def run_print(session: Session, prompt: str, output_format: str = "text", 
     duration_ms = int((time.monotonic() - started) * 1000)
     result = result_object(session, terminal, duration_ms)
 
-    if output_format in ("json", "stream-json"):
+    if output_format == "json" and verbose:
+        out.write(json.dumps([*messages, result], ensure_ascii=False) + "\n")
+    elif output_format != "text":
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:
         if terminal.result:
@@ -135,3 +156,9 @@ async def run_print(session: Session, prompt: str, output_format: str = "text", 
     if interrupted or terminal.reason in (TerminalReason.ABORTED_STREAMING, TerminalReason.ABORTED_TOOLS):
         return 130
     return 1 if terminal.is_error else 0
+
+
+def _retry_notices(event: ev.Event) -> None:
+    """Retries and a model fallback go to stderr: stdout carries only the answer or JSON."""
+    if type(event) is ev.Notice and event.kind in ("retry", "fallback"):
+        print(f"agent-tui: {event.message}", file=sys.stderr)

@@ -64,7 +64,7 @@ def test_settings_problems_are_published_as_notices_at_start(api, tmp_path):
     write(tmp_path / ".agent-tui" / "settings.json", {"maxTurns": -1})
     api.push(reply("ok"))
 
-    out = run(["-p", "hi", "--output-format", "stream-json"], tmp_path, env_for(api.url))
+    out = run(["-p", "hi", "--output-format", "stream-events"], tmp_path, env_for(api.url))
 
     notices = [json.loads(line) for line in out.stdout.splitlines() if '"notice"' in line]
     assert any(n["kind"] == "error" and "'maxTurns'" in n["message"] for n in notices)

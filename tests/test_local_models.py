@@ -37,7 +37,7 @@ def test_a_local_server_runs_a_tool_session_with_model_and_window_from_settings(
         reply("The notes say: local notes.", model=LOCAL_MODEL),
     )
 
-    out = run(["-p", "what do the notes say?", "--output-format", "stream-json"], tmp_path, local_env(api.url))
+    out = run(["-p", "what do the notes say?", "--output-format", "stream-events"], tmp_path, local_env(api.url))
 
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]

@@ -36,7 +36,7 @@ def test_demo_model_lists_files_through_a_real_glob_call(tmp_path):
     (tmp_path / "alpha.py").write_text("print('a')\n")
     (tmp_path / "beta.md").write_text("# b\n")
 
-    out = run(["-p", "list the files here", "--output-format", "stream-json"], tmp_path, env_for())
+    out = run(["-p", "list the files here", "--output-format", "stream-events"], tmp_path, env_for())
 
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]

@@ -108,12 +108,12 @@ async def test_clear_forgets_the_plan(api, tmp_path):
     assert session.todos == []
 
 
-async def test_stream_json_prints_the_todo_event(api, tmp_path):
+async def test_stream_events_prints_the_todo_event(api, tmp_path):
     api.push(reply(tool_use("TodoWrite", {"todos": PLAN})), reply("Planned."))
     session = make_session(api.url, tmp_path)
     out = io.StringIO()
 
-    code = await run_print(session, "plan", "stream-json", out=out)
+    code = await run_print(session, "plan", "stream-events", out=out)
 
     assert code == 0
     lines = [json.loads(line) for line in out.getvalue().splitlines()]

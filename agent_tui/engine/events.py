@@ -141,6 +141,8 @@ class ToolFinished(Event):
     status: str = "done"
     # Richer data for front ends: full output, unified diff, line counts.
     data: dict[str, Any] = field(default_factory=dict)
+    # The tool_result block the model receives (in-process: print mode's stream-json reads it).
+    result: dict[str, Any] | None = _transient()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

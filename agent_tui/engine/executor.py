@@ -222,6 +222,7 @@ class StreamingToolExecutor:
                 duration=round(t.finished - t.started, 4) if t.started else 0.0,
                 status=outcome,
                 data=data or {},
+                result=t.result,
                 parent_tool_use_id=self._options.parent_tool_use_id,
             )
         )

@@ -14,7 +14,7 @@ Scenarios (issue 2, "Done when"):
    startup baseline.
 2. stream ingest: one ~330 KB Markdown answer streamed in 8-character text
    deltas, `--output-format text` (output checked against the input) and
-   `stream-json`.
+   `stream-json --verbose` (Claude Code's message stream, in both programs).
 3. tool overlap: three 1 s read-only tools (`Bash sleep 1`) streamed over
    ~1.4 s; the tool phase ends when the follow-up request arrives.  Ideal:
    the last content_block_stop + 1 s.
@@ -65,7 +65,8 @@ class Program:
     env: dict[str, str]
     # Flags it needs for some scenarios (Claude Code asks before running `sleep`).
     extra: dict[str, list[str]] = field(default_factory=dict)
-    stream_json: list[str] = field(default_factory=lambda: ["--output-format", "stream-json"])
+    # Both programs print Claude Code's message stream with these flags.
+    stream_json: list[str] = field(default_factory=lambda: ["--output-format", "stream-json", "--verbose"])
 
 
 def programs(url: str, work: Path) -> list[Program]:
@@ -75,7 +76,6 @@ def programs(url: str, work: Path) -> list[Program]:
         found.append(Program(
             "claude", [claude], claude_env(url, work),
             extra={"overlap": ["--allowedTools", "Bash(sleep:*)"]},
-            stream_json=["--output-format", "stream-json", "--verbose"],
         ))
     return found
 

@@ -1,0 +1,238 @@
+"""Claude Code's `stream-json` messages, made from the engine's bus events.
+
+Scripts written for `claude -p --output-format stream-json --verbose` read one
+JSON object per line: a `system`/`init` message, an `assistant` message per
+completed content block (the API message with that block, as Claude Code
+emits them), a `user` message per `tool_result`, `system`/`compact_boundary`
+after a compaction, and the `result` object last.  With
+`--include-partial-messages`, `stream_event` lines carry the Messages API
+stream events (`message_start`, `content_block_delta`, ...) as they arrive.
+Subagent messages carry the Agent tool_use id in `parent_tool_use_id`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .engine import events as ev
+
+if TYPE_CHECKING:
+    from .engine.session import Session
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def _uuid() -> str:
+    return str(uuid.uuid4())
+
+
+def api_key_source() -> str:
+    """Where the credentials came from, in Claude Code's words."""
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "ANTHROPIC_API_KEY"
+    if os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        return "ANTHROPIC_AUTH_TOKEN"
+    return "none"
+
+
+class _Request:
+    """One model request of one agent (main or subagent): the message being streamed."""
+
+    __slots__ = ("id", "model", "usage", "started", "open")
+
+    def __init__(self, model: str) -> None:
+        self.id = f"msg_{uuid.uuid4().hex[:24]}"
+        self.model = model
+        self.usage: dict[str, int] = {}
+        self.started = False
+        # Content block indexes with a `content_block_start` sent (partial messages).
+        self.open: set[int] = set()
+
+
+class ClaudeCodeStream:
+    """A bus listener that turns engine events into Claude Code's stream-json messages."""
+
+    def __init__(self, session: Session, emit: Emit, *, include_partial: bool = False) -> None:
+        self.session = session
+        self.emit = emit
+        self.include_partial = include_partial
+        # Keyed by parent_tool_use_id (None: the main agent).
+        self._requests: dict[str | None, _Request] = {}
+
+    def __call__(self, event: ev.Event) -> None:
+        kind = type(event)
+        if kind is ev.TextDelta or kind is ev.ThinkingDelta:
+            if self.include_partial:
+                self._delta(event)  # type: ignore[arg-type]
+        elif kind is ev.BlockCompleted:
+            self._block(event)  # type: ignore[arg-type]
+        elif kind is ev.ToolFinished:
+            self._tool_result(event)  # type: ignore[arg-type]
+        elif kind is ev.RequestStarted:
+            self._requests[event.parent_tool_use_id] = _Request(event.model)  # type: ignore[attr-defined]
+        elif kind is ev.Usage:
+            self._usage(event)  # type: ignore[arg-type]
+        elif kind is ev.SessionStarted:
+            self.emit(self.init_message(event))  # type: ignore[arg-type]
+        elif kind is ev.Compaction and event.parent_tool_use_id is None:
+            self.emit(
+                {
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "session_id": self.session.session_id,
+                    "uuid": _uuid(),
+                    "compact_metadata": {"trigger": event.trigger, "pre_tokens": event.tokens_before},  # type: ignore[attr-defined]
+                }
+            )
+
+    # ------------------------------------------------------------ messages
+
+    def init_message(self, event: ev.SessionStarted) -> dict[str, Any]:
+        session = self.session
+        manager = session.mcp
+        servers = [{"name": s.name, "status": s.state} for s in manager.servers()] if manager else []
+        commands = getattr(session, "custom_commands", None) or {}
+        agents = getattr(session, "agent_types", None) or {}
+        return {
+            "type": "system",
+            "subtype": "init",
+            "cwd": event.cwd,
+            "session_id": event.session_id,
+            "tools": list(event.tools),
+            "mcp_servers": servers,
+            "model": session.model.name,
+            "permissionMode": event.permission_mode,
+            "slash_commands": sorted(commands),
+            "agents": sorted(agents),
+            "apiKeySource": api_key_source(),
+            "output_style": "default",
+            "agent_tui_version": __version__,
+            "uuid": _uuid(),
+        }
+
+    def _request(self, parent: str | None) -> _Request:
+        request = self._requests.get(parent)
+        if request is None:
+            request = self._requests[parent] = _Request(self.session.model.name)
+        return request
+
+    def _assistant(self, request: _Request, content: list[dict[str, Any]], parent: str | None) -> dict[str, Any]:
+        return {
+            "type": "assistant",
+            "message": {
+                "id": request.id,
+                "type": "message",
+                "role": "assistant",
+                "model": request.model,
+                "content": content,
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": dict(request.usage),
+            },
+            "parent_tool_use_id": parent,
+            "session_id": self.session.session_id,
+            "uuid": _uuid(),
+        }
+
+    def _block(self, event: ev.BlockCompleted) -> None:
+        parent = event.parent_tool_use_id
+        request = self._request(parent)
+        block = event.block
+        if self.include_partial:
+            if event.index not in request.open:
+                start = _empty_block(block)
+                self._stream_event(parent, {"type": "content_block_start", "index": event.index, "content_block": start})
+                if block.get("type") == "tool_use":
+                    delta = {"type": "input_json_delta", "partial_json": _json(block.get("input", {}))}
+                    self._stream_event(parent, {"type": "content_block_delta", "index": event.index, "delta": delta})
+            request.open.discard(event.index)
+            self._stream_event(parent, {"type": "content_block_stop", "index": event.index})
+        self.emit(self._assistant(request, [block], parent))
+
+    def _tool_result(self, event: ev.ToolFinished) -> None:
+        block = event.result
+        if block is None:
+            return
+        self.emit(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [block]},
+                "parent_tool_use_id": event.parent_tool_use_id,
+                "session_id": self.session.session_id,
+                "uuid": _uuid(),
+            }
+        )
+
+    def _usage(self, event: ev.Usage) -> None:
+        parent = event.parent_tool_use_id
+        request = self._request(parent)
+        usage = {
+            "input_tokens": event.input_tokens,
+            "cache_creation_input_tokens": event.cache_creation_input_tokens,
+            "cache_read_input_tokens": event.cache_read_input_tokens,
+            "output_tokens": event.output_tokens,
+        }
+        request.usage = usage
+        if not self.include_partial:
+            return
+        if not request.started:
+            # The first usage of a request comes from its message_start.
+            request.started = True
+            message = {
+                "id": request.id,
+                "type": "message",
+                "role": "assistant",
+                "model": request.model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
+            }
+            self._stream_event(parent, {"type": "message_start", "message": message})
+            return
+        # The second comes once the stream ended (message_delta + message_stop).
+        self._stream_event(parent, {"type": "message_delta", "delta": {"stop_reason": None, "stop_sequence": None}, "usage": {"output_tokens": event.output_tokens}})
+        self._stream_event(parent, {"type": "message_stop"})
+
+    def _delta(self, event: ev.TextDelta | ev.ThinkingDelta) -> None:
+        parent = event.parent_tool_use_id
+        request = self._request(parent)
+        thinking = type(event) is ev.ThinkingDelta
+        if event.index not in request.open:
+            request.open.add(event.index)
+            start = {"type": "thinking", "thinking": "", "signature": ""} if thinking else {"type": "text", "text": ""}
+            self._stream_event(parent, {"type": "content_block_start", "index": event.index, "content_block": start})
+        delta = {"type": "thinking_delta", "thinking": event.text} if thinking else {"type": "text_delta", "text": event.text}
+        self._stream_event(parent, {"type": "content_block_delta", "index": event.index, "delta": delta})
+
+    def _stream_event(self, parent: str | None, event: dict[str, Any]) -> None:
+        self.emit(
+            {
+                "type": "stream_event",
+                "event": event,
+                "parent_tool_use_id": parent,
+                "session_id": self.session.session_id,
+                "uuid": _uuid(),
+            }
+        )
+
+
+def _empty_block(block: dict[str, Any]) -> dict[str, Any]:
+    """A completed block as its `content_block_start` announced it."""
+    kind = block.get("type")
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": {}}
+    if kind == "text":
+        return {"type": "text", "text": ""}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    return dict(block)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
