@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import LOCAL_SETTINGS, Settings, SettingsError, apply_env, load_settings
+from .engine.claude_files import find_command, load_mcp_json, split_mcp_json
 from .engine.model import DEFAULT_MODEL
 from .engine.permission_rules import Rule, unknown_tool_problem
 from .engine.permissions import MODES, PermissionPolicy
@@ -208,12 +209,22 @@ def main(argv: list[str] | None = None) -> int:
         for problem in settings.problems:
             print(f"agent-tui: settings: {problem}", file=sys.stderr)
 
-    mcp_servers = None
+    # Project servers from `.mcp.json` run once approved (the TUI asks; print mode never does).
+    mcp_json_problems: list[str] = []
+    approved, pending = split_mcp_json(load_mcp_json(cwd, mcp_json_problems), settings)
+    settings.problems.extend(mcp_json_problems)
+    if args.print_mode:
+        for problem in mcp_json_problems:
+            print(f"agent-tui: {problem}", file=sys.stderr)
+        if pending:
+            print(f"agent-tui: .mcp.json server(s) not approved, not started: {', '.join(pending)} "
+                  "(approve them in agent-tui, or list them in enabledMcpjsonServers)", file=sys.stderr)
+    mcp_servers = {**approved, **settings.mcp_servers} if approved else None
     if args.mcp_config:
         from .engine.mcp import load_mcp_config
 
         try:
-            mcp_servers = {**settings.mcp_servers, **load_mcp_config(args.mcp_config)}
+            mcp_servers = {**approved, **settings.mcp_servers, **load_mcp_config(args.mcp_config)}
         except ValueError as exc:
             print(f"agent-tui: invalid MCP configuration: {exc}", file=sys.stderr)
             return 2
@@ -248,6 +259,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_mode:
         from .printer import run_print
 
+        allowed_tools: tuple[str, ...] = ()
+        found = find_command(session.custom_commands, prompt)
+        if found is not None:
+            command, arguments = found
+            prompt, allowed_tools = command.expand(arguments), command.allowed_tools
+
         async def print_and_close() -> int:
             terminated: list[bool] = []
 
@@ -260,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                 asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
             try:
                 code = await run_print(session, prompt, args.output_format, verbose=args.verbose,
-                                       include_partial=args.include_partial)
+                                       include_partial=args.include_partial, allowed_tools=allowed_tools)
                 return 128 + signal.SIGTERM if terminated else code
             finally:
                 await session.aclose()
@@ -273,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     from .tui.app import run_tui
 
     return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
-                   pick_session=args.resume == "")
+                   pick_session=args.resume == "", mcp_json_pending=pending)
 
 
 if __name__ == "__main__":

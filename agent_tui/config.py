@@ -1,8 +1,11 @@
 """Layered settings: one typed object (the contract other modules read).
 
 Layers, lowest first: defaults < user (`<config dir>/agent-tui/settings.json`)
-< project (`.agent-tui/settings.json`) < local (`.agent-tui/settings.local.json`)
-< `--settings FILE` < CLI flags < environment (`ANTHROPIC_*`, `AGENT_TUI_*`).
+< Claude Code's project and local files (`.claude/settings.json`,
+`.claude/settings.local.json`) < project (`.agent-tui/settings.json`) < local
+(`.agent-tui/settings.local.json`) < `--settings FILE` < CLI flags <
+environment (`ANTHROPIC_*`, `AGENT_TUI_*`).  Keys of Claude Code's files that
+agent-tui does not use are skipped without a problem.
 Keys use Claude Code's spelling in the files (`fallbackModel`, `mcpServers`);
 attributes are snake_case.
 
@@ -32,6 +35,11 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dont
 EFFORT_LEVELS = ("low", "medium", "high", "max")
 PROJECT_SETTINGS = Path(".agent-tui") / "settings.json"
 LOCAL_SETTINGS = Path(".agent-tui") / "settings.local.json"
+CLAUDE_PROJECT_SETTINGS = Path(".claude") / "settings.json"
+CLAUDE_LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
+# Claude Code's `preferredNotifChannel` values, and the two escape sequences by name.
+NOTIF_CHANNELS = ("auto", "iterm2", "iterm2_with_bell", "kitty", "ghostty", "osc9", "osc777", "terminal_bell",
+                  "notifications_disabled")
 
 
 @dataclass
@@ -64,6 +72,12 @@ class Settings:
     effort: str | None = None
     # Seconds a request may spend retrying (connection refused, overloaded, 5xx) before it fails.
     max_retry_seconds: float | None = None
+    # Project MCP servers (`.mcp.json`) the person approved or rejected, as Claude Code records them.
+    enabled_mcpjson_servers: list[str] = field(default_factory=list)
+    disabled_mcpjson_servers: list[str] = field(default_factory=list)
+    enable_all_project_mcp_servers: bool = False
+    # How the TUI notifies when a turn ends or a permission waits while the terminal is unfocused.
+    preferred_notif_channel: str = "auto"
     # Where each key's effective value came from: {"model": "project (.agent-tui/settings.json)", ...}
     sources: dict[str, str] = field(default_factory=dict)
     # Each layer's own `permissions`, lowest first, for `PermissionPolicy.from_settings`:
@@ -185,6 +199,12 @@ def _mode(value: Any) -> str:
     return value
 
 
+def _notif_channel(value: Any) -> str:
+    if value not in NOTIF_CHANNELS:
+        raise _Invalid(f"must be one of {', '.join(NOTIF_CHANNELS)} (got {value!r})")
+    return value
+
+
 def _bool(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Invalid(f"must be true or false (got {value!r})")
@@ -250,7 +270,7 @@ _PERMISSION_KEYS: dict[str, Callable[[Any], Any]] = {
 class _Key:
     key: str  # file spelling
     attr: str  # Settings attribute
-    # "scalar": a higher layer replaces it; "table": merged per entry;
+    # "scalar": a higher layer replaces it; "table": merged per entry; "list": concatenated;
     # "permissions": rule lists concatenated, defaultMode replaced; "hooks": lists concatenated.
     kind: str
     parse: Callable[[Any], Any]
@@ -275,6 +295,10 @@ KEYS: tuple[_Key, ...] = (
     _Key("thinking", "thinking", "scalar", _thinking),
     _Key("effort", "effort", "scalar", _effort),
     _Key("maxRetrySeconds", "max_retry_seconds", "scalar", _seconds),
+    _Key("enabledMcpjsonServers", "enabled_mcpjson_servers", "list", _string_list),
+    _Key("disabledMcpjsonServers", "disabled_mcpjson_servers", "list", _string_list),
+    _Key("enableAllProjectMcpServers", "enable_all_project_mcp_servers", "scalar", _bool),
+    _Key("preferredNotifChannel", "preferred_notif_channel", "scalar", _notif_channel),
 )
 _BY_KEY = {k.key: k for k in KEYS}
 # Keys a file may carry that mean nothing here (editor schema hints).
@@ -323,12 +347,16 @@ def load_settings(
     layers: list[tuple[str, str, dict[str, Any], Path | None, Path | None]] = []
     for source, label, path, anchor in (
         ("user", f"user ({_display(user_path)})", user_path, user_path.parent),
+        ("claude-project", f"Claude Code project ({CLAUDE_PROJECT_SETTINGS})", cwd / CLAUDE_PROJECT_SETTINGS, cwd),
+        ("claude-local", f"Claude Code local ({CLAUDE_LOCAL_SETTINGS})", cwd / CLAUDE_LOCAL_SETTINGS, cwd),
         ("project", f"project ({PROJECT_SETTINGS})", cwd / PROJECT_SETTINGS, cwd),
         ("local", f"local ({LOCAL_SETTINGS})", cwd / LOCAL_SETTINGS, cwd),
     ):
         data = _read_file(path, settings.problems, missing_ok=True)
         if data is not None:
-            layers.append((source, label, _validated(data, str(_display(path)), settings.problems), path, anchor))
+            foreign = source.startswith("claude-")
+            validated = _validated(data, str(_display(path)), settings.problems, foreign=foreign)
+            layers.append((source, label, validated, path, anchor))
     if settings_file is not None:
         text = str(settings_file)
         file: Path | None = None
@@ -412,15 +440,17 @@ def _parse_json(text: str, where: str, problems: list[str]) -> dict[str, Any] | 
     return data
 
 
-def _validated(data: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
-    """The keys of one layer that have the right shape; each bad key is one problem."""
+def _validated(data: dict[str, Any], where: str, problems: list[str], *, foreign: bool = False) -> dict[str, Any]:
+    """The keys of one layer that have the right shape; each bad key is one problem.
+    `foreign`: a Claude Code file, whose keys agent-tui does not use are not problems."""
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key in _IGNORED_KEYS:
             continue
         spec = _BY_KEY.get(key)
         if spec is None:
-            problems.append(f"{where}: unknown key {key!r}, ignored")
+            if not foreign:
+                problems.append(f"{where}: unknown key {key!r}, ignored")
             continue
         try:
             parsed = spec.parse(value)
@@ -428,19 +458,22 @@ def _validated(data: dict[str, Any], where: str, problems: list[str]) -> dict[st
             problems.append(f"{where}: key {key!r} {exc}; ignored")
             continue
         if spec.kind == "permissions":
-            parsed = _validated_permissions(parsed, where, problems)
+            parsed = _validated_permissions(parsed, where, problems, foreign=foreign)
         elif key in _TABLE_ENTRIES:
             parsed = _validated_entries(key, parsed, where, problems)
         out[key] = parsed
     return out
 
 
-def _validated_permissions(table: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+def _validated_permissions(
+    table: dict[str, Any], where: str, problems: list[str], *, foreign: bool = False
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for sub, value in table.items():
         parse = _PERMISSION_KEYS.get(sub)
         if parse is None:
-            problems.append(f"{where}: unknown key 'permissions.{sub}', ignored")
+            if not foreign:
+                problems.append(f"{where}: unknown key 'permissions.{sub}', ignored")
             continue
         if sub in _RULE_LISTS and isinstance(value, list):
             # A bad entry drops only itself: the rest of a deny list stays in force.
@@ -475,6 +508,10 @@ def _apply(settings: Settings, data: dict[str, Any], label: str) -> None:
         if spec.kind == "scalar":
             setattr(settings, spec.attr, value)
             sources[key] = label
+            continue
+        if spec.kind == "list":
+            setattr(settings, spec.attr, _union(current, value))
+            sources[key] = _join_sources(sources.get(key), label)
             continue
         merged = dict(current)
         for sub, sub_value in value.items():

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .claude_stream import ClaudeCodeStream
@@ -82,6 +83,7 @@ async def run_print(
     *,
     verbose: bool = False,
     include_partial: bool = False,
+    allowed_tools: Sequence[str] = (),
 ) -> int:
     out = _ValidUtf8(out or sys.stdout)
     started = time.monotonic()
@@ -123,7 +125,7 @@ async def run_print(
     except (NotImplementedError, RuntimeError):
         pass
     try:
-        terminal = await session.submit(prompt)
+        terminal = await session.submit(prompt, allowed_tools=allowed_tools)
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)

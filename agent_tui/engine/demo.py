@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from agent_tui.engine.demo_init import init_step
 from agent_tui.engine.model import ModelRequest, StreamAccumulator, StreamEvent
 
 SPEED_ENV = "AGENT_TUI_DEMO_SPEED"
@@ -124,13 +125,19 @@ class DemoPlan:
 def plan_response(request: ModelRequest) -> DemoPlan:
     """What the demo answers to `request` (text, then tool calls), before any cut."""
     turn = sum(1 for m in request.messages if m.get("role") == "assistant") + 1
+    available = {t.get("name") for t in request.tools if isinstance(t, dict)}
+    step = init_step(request.messages, working_directory(request.system))
+    if step is not None:
+        text, steps = step
+        calls = [DemoToolCall(name, input, f"toolu_demo_{turn}_{n}")
+                 for n, (name, input) in enumerate(steps, start=1) if name in available]
+        return DemoPlan(DEMO_HEADER + text, calls)
     last = _last_user(request.messages)
     results = [b for b in last if b.get("type") == "tool_result"]
     if results:
         uses = _tool_uses_by_id(request.messages)
         return DemoPlan(_summarize_results(results, uses), [])
     text = "\n".join(b.get("text", "") for b in last if b.get("type") == "text").strip()
-    available = {t.get("name") for t in request.tools if isinstance(t, dict)}
     cwd = working_directory(request.system)
     intents = parse_requests(text, cwd)
     if not intents:

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -25,6 +25,7 @@ from ..tools.base import Tool, ToolContext
 from ..tools.file_state import ReadStateWatcher
 from . import events as ev
 from .bus import EventBus
+from .claude_files import AgentDefinition, CustomCommand, load_agents, load_commands
 from .compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
 from .context import (
     CompactionSettings,
@@ -73,6 +74,8 @@ class SessionOptions:
     persist: bool = False
     # Put the memory files (AGENTS.md, CLAUDE.md) in the system prompt.
     load_memory: bool = True
+    # Read custom commands and subagent types from `.claude/` and `.agent-tui/` (claude_files.py).
+    load_project_files: bool = True
     # Keep the read-state cache fresh with a file watcher on the working directory
     # (the front ends turn it on; they close the session, which stops it).
     watch_files: bool = False
@@ -157,6 +160,11 @@ class Session:
             self.options.append_system_prompt,
             memory=self.memory.block(),
         )
+        # Claude Code project files: `/name` commands and subagent types for the Agent tool.
+        self.project_problems: list[str] = []
+        load = self.options.load_project_files
+        self.custom_commands: dict[str, CustomCommand] = load_commands(self.cwd, self.project_problems) if load else {}
+        self.agent_types: dict[str, AgentDefinition] = load_agents(self.cwd, self.project_problems) if load else {}
         # Commands started with run_in_background, shared with subagents; killed by `aclose`.
         self._background_shells: dict[str, Any] = {}
         # Set by `resume` when the session was open elsewhere and this one continues a copy.
@@ -244,6 +252,8 @@ class Session:
             self.bus.publish(ev.Notice(kind="hook", message=problem))
         for problem in getattr(self.options.settings, "problems", None) or []:
             self.bus.publish(ev.Notice(kind="error", message=f"Settings: {problem}"))
+        for problem in self.project_problems:
+            self.bus.publish(ev.Notice(kind="error", message=problem))
         with contextlib.suppress(RuntimeError):  # no running loop yet: submit() runs them
             self._begin_session_start()
 
@@ -593,14 +603,28 @@ class Session:
             read_denied=lambda path: self.policy.read_denied(path, cwd=self.cwd),
         )
 
-    async def submit(self, prompt: str | list[dict[str, Any]]) -> Terminal:
-        """Run one prompt to its end.  Prompts submitted while one runs wait their turn."""
+    async def submit(self, prompt: str | list[dict[str, Any]], *, allowed_tools: Sequence[str] = ()) -> Terminal:
+        """Run one prompt to its end.  Prompts submitted while one runs wait their turn.
+
+        `allowed_tools`: rules allowed without asking while this prompt runs (a custom
+        command's `allowed-tools`)."""
         await self.start_mcp()
         self.start()
         await self._start_watcher()
         queued = self._lock.locked()
         async with self._lock:
-            return await self._run(prompt, queued)
+            entries = []
+            for rule in allowed_tools:
+                try:
+                    entries.append(self.policy.add_rule(rule, source="command"))
+                except ValueError as exc:
+                    self.bus.publish(ev.Notice(kind="error", message=f"allowed-tools rule {rule!r} ignored: {exc}"))
+            try:
+                return await self._run(prompt, queued)
+            finally:
+                for entry in entries:
+                    with contextlib.suppress(KeyError):
+                        self.policy.remove_rule(entry)
 
     async def _run(self, prompt: str | list[dict[str, Any]], queued: bool) -> Terminal:
         self._abort = asyncio.Event()

@@ -8,7 +8,9 @@ tool_use's id, so front ends can nest them under the call.  Only its final text
 comes back as the tool result.
 
 The tool needs the session (model, tools, policy, bus, hooks), which it gets
-through `attach_session` when the Session is built.
+through `attach_session` when the Session is built.  Besides the built-in
+general-purpose agent, the session's `agent_types` (`.claude/agents/*.md`)
+are offered: each with its own system prompt, tool list and model.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ import platform
 from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agent_tui.engine.claude_files import AgentDefinition
 from agent_tui.engine.executor import ExecutorOptions
 from agent_tui.engine.messages import user_message
+from agent_tui.engine.model import DEFAULT_MODEL
 from agent_tui.engine.query import QueryParams, Terminal, TerminalReason, query
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, one_line
 
@@ -38,14 +43,17 @@ SUBAGENT_TYPES = {
         "will find the right match in the first few tries use this agent to perform the search for you."
     ),
 }
+BUILT_IN_AGENTS = {GENERAL_PURPOSE: AgentDefinition(GENERAL_PURPOSE, SUBAGENT_TYPES[GENERAL_PURPOSE])}
+# An agent file's `model: sonnet` means the current model of that family, as in Claude Code.
+MODEL_ALIASES = {"sonnet": DEFAULT_MODEL, "opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5"}
 # Tool state a subagent starts without: its own plan, its own record of what it read.
 _PRIVATE_STATE = ("todos", "read_files")
 
-DESCRIPTION = f"""\
+DESCRIPTION_TEMPLATE = """\
 Launch a new agent to handle complex, multi-step tasks autonomously.
 
 Available agent types and the tools they have access to:
-{chr(10).join(f"- {name}: {text} (Tools: all tools except Agent)" for name, text in SUBAGENT_TYPES.items())}
+{agents}
 
 When using the Agent tool, you may specify a subagent_type parameter to select which agent type to use \
 (default: {GENERAL_PURPOSE}).
@@ -68,6 +76,18 @@ specify exactly what information the agent should return back to you in its fina
 4. The agent's outputs should generally be trusted
 5. Clearly tell the agent whether you expect it to write code or just to do research (search, file reads, \
 web fetches, etc.), since it is not aware of the user's intent"""
+
+
+def describe_agents(types: Mapping[str, AgentDefinition]) -> str:
+    """The tool's description, listing every agent type the model may ask for."""
+    lines = []
+    for name, agent in types.items():
+        tools = ", ".join(agent.tools) if agent.tools is not None else "all tools except Agent"
+        lines.append(f"- {name}: {agent.description} (Tools: {tools})")
+    return DESCRIPTION_TEMPLATE.replace("{agents}", "\n".join(lines)).replace("{GENERAL_PURPOSE}", GENERAL_PURPOSE)
+
+
+DESCRIPTION = describe_agents(BUILT_IN_AGENTS)
 
 SYSTEM_PROMPT = """\
 You are a subagent of agent-tui, a coding agent running in the user's terminal. The main agent \
@@ -110,6 +130,12 @@ class AgentTool(BaseTool):
 
     def attach_session(self, session: Session) -> None:
         self._session = session
+        self.description = describe_agents(self.agent_types())
+
+    def agent_types(self) -> dict[str, AgentDefinition]:
+        """The built-in type and the project's (a project file may replace the built-in one)."""
+        project = getattr(self._session, "agent_types", None) or {}
+        return {**BUILT_IN_AGENTS, **project}
 
     # Like Claude Code's Task tool: the subagent's own tool calls ask for permission one by one.
     def is_read_only(self, input: dict[str, Any]) -> bool:
@@ -123,8 +149,9 @@ class AgentTool(BaseTool):
 
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         kind = input.get("subagent_type") or GENERAL_PURPOSE
-        if kind not in SUBAGENT_TYPES:
-            return f"Agent type '{kind}' not found. Available agents: {', '.join(SUBAGENT_TYPES)}"
+        types = self.agent_types()
+        if kind not in types:
+            return f"Agent type '{kind}' not found. Available agents: {', '.join(types)}"
         if not input["prompt"].strip():
             return "prompt must not be empty."
         if self._session is None:
@@ -136,7 +163,8 @@ class AgentTool(BaseTool):
         if session is None:
             yield ToolResult("The Agent tool is not available here: it runs only inside a session.", is_error=True)
             return
-        terminal = await _run_subagent(session, input, ctx)
+        agent = self.agent_types().get(input.get("subagent_type") or GENERAL_PURPOSE, BUILT_IN_AGENTS[GENERAL_PURPOSE])
+        terminal = await _run_subagent(session, agent, input, ctx)
         data = {
             "description": input["description"],
             "subagent_type": input.get("subagent_type") or GENERAL_PURPOSE,
@@ -157,10 +185,12 @@ class AgentTool(BaseTool):
         yield ToolResult(text, is_error=True, data=data, ends_turn=refused)
 
 
-async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContext) -> Terminal:
+async def _run_subagent(session: Session, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> Terminal:
     """Run the subagent's query; an abort of the parent, or this call being cancelled, stops it cleanly."""
     tool_use_id = ctx.tool_use_id
     tools = [t for t in session.tools if t.name != AgentTool.name]
+    if agent.tools is not None:
+        tools = [t for t in tools if t.name in agent.tools]
     abort = asyncio.Event()
     state = {k: v for k, v in ctx.state.items() if k not in _PRIVATE_STATE}
     # It starts knowing what the parent read, so it can edit those files; what it reads stays its own.
@@ -171,7 +201,7 @@ async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContex
 
     options = session.options
     # The model in use: after a fallback, the subagent stays off the overloaded primary.
-    model_name = ctx.model or session.model.name
+    model_name = _model_name(session, agent, ctx.model or session.model.name)
     label = getattr(session.model, "label", session.model.name) if model_name == session.model.name else model_name
     params = QueryParams(
         messages=[user_message(input["prompt"])],
@@ -181,7 +211,7 @@ async def _run_subagent(session: Session, input: dict[str, Any], ctx: ToolContex
         emit=session.bus.publish,
         abort=abort,
         make_context=make_context,
-        system=_system_prompt(session.cwd, tools, label),
+        system=_system_prompt(session.cwd, tools, label, agent),
         model_name=model_name,
         max_tokens=options.max_tokens,
         max_turns=options.max_turns,
@@ -223,14 +253,27 @@ async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
     target.set()
 
 
-def _system_prompt(cwd: Path, tools: list[Any], model: str) -> str:
-    return SYSTEM_PROMPT.format(
+def _system_prompt(cwd: Path, tools: list[Any], model: str, agent: AgentDefinition | None = None) -> str:
+    prompt = SYSTEM_PROMPT.format(
         tools="\n".join(f"- {t.name}" for t in tools),
         cwd=cwd,
         platform=platform.system().lower(),
         today=date.today().isoformat(),
         model=model,
     )
+    if agent is None or not agent.system_prompt:
+        return prompt
+    # A project agent's own prompt replaces the generic role; the environment still follows it.
+    env = prompt[prompt.index("Available tools:"):]
+    return f"{agent.system_prompt}\n\n{env}"
+
+
+def _model_name(session: Session, agent: AgentDefinition, current: str) -> str:
+    """The agent file's model (an alias or an id); the model in use (`current`) when it names
+    none, or when the session runs offline (the demo model answers for every name)."""
+    if not agent.model or getattr(session.model, "offline", False):
+        return current
+    return MODEL_ALIASES.get(agent.model, agent.model)
 
 
 def _count_tool_uses(terminal: Terminal) -> int:

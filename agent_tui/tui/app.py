@@ -27,13 +27,17 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
+from ..config import LOCAL_SETTINGS
+from ..engine import events as ev
+from ..engine.claude_files import find_command, record_mcp_json_choice
 from ..engine.session import Session
 from .bridge import Bridge, EngineEvents
 from .commands import parse_slash, run_slash
 from .export import history_markdown
 from .handlers import EngineEventsMixin
 from .mentions import Prompt, mentioned_files, prompt_content
-from .screens import TranscriptScreen
+from .notify import Notifier
+from .screens import McpApprovalScreen, TranscriptScreen
 from .state import ToolRecord, TurnRecord
 from .streaming import TextRun
 from .themes import DEFAULT_THEME, load_themes
@@ -75,9 +79,14 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         theme: str | None = None,
         keymap: dict[str, str] | None = None,
         pick_session: bool = False,
+        mcp_json_pending: dict[str, dict] | None = None,
     ) -> None:
         super().__init__()
         self.session = session
+        # `.mcp.json` servers nobody approved or rejected yet: asked about before the session starts.
+        self._mcp_json_pending = dict(mcp_json_pending or {})
+        settings = session.options.settings
+        self.notifier = Notifier(self._write_to_terminal, getattr(settings, "preferred_notif_channel", None))
         # `agent-tui -r` with no id: the app opens on the list of stored sessions.
         self._pick_session = pick_session
         # Every time the UI shows comes from this clock (tests freeze or step it).
@@ -151,14 +160,61 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if self.size.width < NARROW:
             self.timeline.display = False
         self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
-        self.session.start()
+        self.session.bus.add_listener(self._notify_when_away)
         self.set_interval(TICK, self._tick)
         self.prompt_input.focus()
         self.transcript.add(Notice(self._welcome(), kind="welcome"))
-        # A resumed conversation is drawn first; a prompt given on the command line follows it.
-        self.call_later(self._replay_resumed)
         for problem in self._problems:
             self.say(problem, kind="error")
+        if self._mcp_json_pending:
+            self.push_screen(McpApprovalScreen(self._mcp_json_pending), self._mcp_json_answered)
+        else:
+            self._begin()
+
+    def _begin(self) -> None:
+        self.session.start()
+        # A resumed conversation is drawn first; a prompt given on the command line follows it.
+        self.call_later(self._replay_resumed)
+
+    def _mcp_json_answered(self, choice: str | None) -> None:
+        """Remember the answer where Claude Code keeps it (local settings); approved servers start with the session."""
+        pending, self._mcp_json_pending = self._mcp_json_pending, {}
+        choice = choice or "reject"
+        try:
+            record_mcp_json_choice(self.session.cwd / LOCAL_SETTINGS, pending, choice)
+        except OSError as exc:
+            self.say(f"Could not record the .mcp.json answer in {LOCAL_SETTINGS}: {exc}", kind="error")
+        names = ", ".join(pending)
+        if choice == "reject":
+            self.say(f"Not using the .mcp.json server(s) {names}; enabledMcpjsonServers in settings turns them on.")
+        else:
+            options = self.session.options
+            configured = options.mcp_servers
+            if configured is None:
+                configured = getattr(options.settings, "mcp_servers", None) or {}
+            options.mcp_servers = {**pending, **configured}
+            self.say(f"Using the .mcp.json server(s) {names}; /mcp shows them.")
+        self._begin()
+
+    # ------------------------------------------------------------ notifications
+
+    def _write_to_terminal(self, data: str) -> None:
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(data)
+
+    def _notify_when_away(self, event: ev.Event) -> None:
+        """A desktop notification and the bell when the person is in another window."""
+        if self.app_focus:
+            return
+        if type(event) is ev.PermissionRequested:
+            self.notifier.notify("agent-tui", f"Permission needed: {event.tool_name}")
+        elif type(event) is ev.QueryFinished:
+            first = next((line.strip() for line in (event.result or "").splitlines() if line.strip()), "")
+            if event.is_error:
+                body = f"Stopped: {event.error or event.terminal_reason}"
+            else:
+                body = first[:100] or "Finished"
+            self.notifier.notify("agent-tui", body)
 
     def _welcome(self) -> str:
         lines = ["agent-tui — type a request and press Enter. /help lists the keys and commands."]
@@ -186,15 +242,21 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if parsed is not None:
             await run_slash(self, *parsed)
             return
+        found = find_command(self.session.custom_commands, text)
+        if found is not None:
+            command, arguments = found
+            self.submit_prompt(command.expand(arguments), allowed_tools=command.allowed_tools)
+            return
         word = text.strip().split(maxsplit=1)[0]
         if word.startswith("/") and word[1:].replace("-", "").isalpha():
             self.say(f"Unknown command {word} — /help lists the commands", kind="error")
             return
         self.submit_prompt(text)
 
-    def submit_prompt(self, text: str) -> None:
-        """Send a prompt now, or after the running turn (it shows as queued meanwhile)."""
-        prompt = Prompt(text, mentioned_files(text, self.session.cwd))
+    def submit_prompt(self, text: str, *, allowed_tools: tuple[str, ...] = ()) -> None:
+        """Send a prompt now, or after the running turn (it shows as queued meanwhile).
+        `allowed_tools`: rules allowed while it runs (a custom command's `allowed-tools`)."""
+        prompt = Prompt(text, mentioned_files(text, self.session.cwd), allowed_tools=allowed_tools)
         self._queued.append(prompt)
         self._show_queued()
         self.run_worker(self._run_prompt(prompt), group="prompt", exit_on_error=False)
@@ -208,7 +270,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
                 self._show_queued()
                 self.say(f"Could not attach files: {exc}", kind="error")
                 return
-            await self.session.submit(content)
+            await self.session.submit(content, allowed_tools=prompt.allowed_tools)
 
     def _show_queued(self) -> None:
         widget = self.queued_view
@@ -377,9 +439,11 @@ def run_tui(
     theme: str | None = None,
     keymap: dict[str, str] | None = None,
     pick_session: bool = False,
+    mcp_json_pending: dict[str, dict] | None = None,
 ) -> int:
     """Run the full-screen app until the person quits; the exit code."""
-    app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session)
+    app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session,
+                   mcp_json_pending=mcp_json_pending)
     result = app.run()
     if app.return_code:
         return app.return_code

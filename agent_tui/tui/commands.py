@@ -33,6 +33,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("context", "What fills the context window"),
     SlashCommand("config", "Effective settings and where each came from"),
     SlashCommand("memory", "Project memory files loaded (AGENTS.md, CLAUDE.md)"),
+    SlashCommand("init", "Analyse the repository and write an AGENTS.md for coding agents"),
     SlashCommand("mcp", "MCP servers, their state and tools"),
     SlashCommand("resume", "List stored sessions; /resume N or ID continues one"),
     SlashCommand("todos", "The agent's current plan"),
@@ -61,7 +62,7 @@ HELP = """\
 **Commands**
 
 {commands}
-
+{custom}
 `@path` attaches a file to the prompt (it is read with the Read tool first).
 """
 
@@ -82,9 +83,56 @@ async def run_slash(app: AgentApp, name: str, arg: str) -> None:
     await handler(app, arg)
 
 
+def custom_slash_commands(app: AgentApp) -> list[SlashCommand]:
+    """The project's commands (`.claude/commands/*.md`) as the menu and /help show them;
+    a built-in command of the same name wins."""
+    built_in = {c.name for c in SLASH_COMMANDS}
+    commands = getattr(getattr(app, "session", None), "custom_commands", None) or {}
+    return [
+        SlashCommand(name, " ".join(part for part in (command.argument_hint, command.description) if part)
+                     + " (project)")
+        for name, command in sorted(commands.items())
+        if name not in built_in
+    ]
+
+
 async def _help(app: AgentApp, arg: str) -> None:
     commands = "\n".join(f"- `/{c.name}` — {c.help}" for c in SLASH_COMMANDS)
-    await app.show_markdown(HELP.format(commands=commands))
+    custom = custom_slash_commands(app)
+    listed = ""
+    if custom:
+        listed = "\n**Project commands** (`.claude/commands`)\n\n" + "\n".join(
+            f"- `/{c.name}` — {_cell(c.help)}" for c in custom
+        ) + "\n"
+    await app.show_markdown(HELP.format(commands=commands, custom=listed))
+
+
+INIT_PROMPT = """\
+Please analyze this codebase and create an AGENTS.md file, which will be given to future coding agents \
+(agent-tui, Claude Code and others) working in this repository.
+
+What to add:
+1. Commands that will be commonly used, such as how to build, lint, and run tests, including how to run a \
+single test.
+2. High-level code architecture and structure, so that future agents can be productive more quickly: the \
+big picture that takes reading several files to understand.
+
+Usage notes:
+- If there is already an AGENTS.md, suggest improvements to it instead of starting over.
+- If there is a CLAUDE.md, README.md, .cursorrules or .github/copilot-instructions.md, include the \
+important parts of them.
+- Do not repeat yourself, do not list every file, and do not invent sections or generic practices that \
+the repository does not show.
+- Begin the file with:
+
+# AGENTS.md
+
+This file provides guidance to coding agents when working with code in this repository."""
+
+
+async def _init(app: AgentApp, arg: str) -> None:
+    # As Claude Code's /init: the model analyses the repository with its tools and writes the file.
+    app.submit_prompt(INIT_PROMPT + (f"\n\nAlso: {arg}" if arg else ""))
 
 
 async def _clear(app: AgentApp, arg: str) -> None:
@@ -347,6 +395,7 @@ _HANDLERS: dict[str, Callable[[AgentApp, str], Awaitable[None]]] = {
     "context": _context,
     "config": _config,
     "memory": _memory,
+    "init": _init,
     "mcp": _mcp,
     "resume": _resume,
     "todos": _todos,

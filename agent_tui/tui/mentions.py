@@ -26,6 +26,8 @@ class Prompt:
 
     text: str
     files: list[Path] = field(default_factory=list)
+    # Rules allowed while it runs (a custom command's `allowed-tools`).
+    allowed_tools: tuple[str, ...] = ()
 
     @property
     def attachment_labels(self) -> list[str]:

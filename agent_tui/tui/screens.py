@@ -36,3 +36,40 @@ class TranscriptScreen(ModalScreen[None]):
 
     async def action_export(self) -> None:
         await self.app.run_action("export_transcript")
+
+
+class McpApprovalScreen(ModalScreen[str]):
+    """Ask once whether the project's `.mcp.json` servers may run (Claude Code asks the same).
+
+    Dismissed with "all" (these and every later server of this project), "approve"
+    (these servers) or "reject"; the app records the answer in the local settings.
+    """
+
+    BINDINGS = [
+        Binding("a", "answer('all')", "Use all, now and later", id="mcp_approval.all"),
+        Binding("y", "answer('approve')", "Use these", id="mcp_approval.approve"),
+        Binding("n,escape", "answer('reject')", "Don't use", id="mcp_approval.reject"),
+    ]
+
+    def __init__(self, servers: dict[str, dict]) -> None:
+        super().__init__()
+        self.servers = servers
+
+    def compose(self) -> ComposeResult:
+        lines = [f"New MCP server{'s' if len(self.servers) > 1 else ''} found in .mcp.json:", ""]
+        for name, entry in self.servers.items():
+            target = entry.get("url") or " ".join([str(entry.get("command", "")), *map(str, entry.get("args", []))])
+            lines.append(f"  • {name}  {target.strip()}")
+        lines += [
+            "",
+            "MCP servers run programs and may reach data and services on your behalf.",
+            "",
+            "  a  use these and all future MCP servers in this project",
+            "  y  use these MCP servers",
+            "  n  continue without them",
+        ]
+        yield Static("\n".join(lines), id="mcp-approval-text", markup=False)
+        yield Footer()
+
+    def action_answer(self, choice: str) -> None:
+        self.dismiss(choice)

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from ..commands import SLASH_COMMANDS
+from ..commands import SLASH_COMMANDS, custom_slash_commands
 from ..mentions import path_candidates
 
 _SLASH_WORD = re.compile(r"^/(\S*)$")
@@ -90,7 +90,7 @@ class PromptInput(TextArea):
         slash = _SLASH_WORD.match(line) if row == 0 and self.document.line_count == 1 else None
         if slash:
             word = slash.group(1)
-            for command in SLASH_COMMANDS:
+            for command in (*SLASH_COMMANDS, *custom_slash_commands(self.app)):
                 if command.name.startswith(word) and line != f"/{command.name}":
                     completions.append(Completion(0, f"/{command.name} ", True))
                     labels.append(
