@@ -1,6 +1,6 @@
 """The bus vocabulary: every event the loop, the executor and the session publish.
 
-Event names are a contract (DESIGN §2): `stream-json` prints them with `"type"`,
+Event names are a contract (DESIGN §2): `stream-events` prints them with `"type"`,
 the transcript store persists them and the TUI bridge turns them into Textual
 messages.  Each event is a frozen dataclass whose `to_dict()` is JSON-safe.
 """
@@ -141,7 +141,7 @@ class ToolFinished(Event):
     status: str = "done"
     # Richer data for front ends: full output, unified diff, line counts.
     data: dict[str, Any] = field(default_factory=dict)
-    # The tool_result block the model receives (in-process: print mode's stream-json reads it).
+    # The tool_result block the model receives (in-process: print mode's stream-json prints it).
     result: dict[str, Any] | None = _transient()
 
 
