@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .engine import events as ev
+from .tools.agent import BUILT_IN_AGENTS
 
 if TYPE_CHECKING:
     from .engine.session import Session
@@ -86,7 +87,11 @@ class ClaudeCodeStream:
                     "subtype": "compact_boundary",
                     "session_id": self.session.session_id,
                     "uuid": _uuid(),
-                    "compact_metadata": {"trigger": event.trigger, "pre_tokens": event.tokens_before},  # type: ignore[attr-defined]
+                    # Claude Code knows "manual" and "auto"; a reactive compaction is automatic too.
+                    "compact_metadata": {
+                        "trigger": "manual" if event.trigger == "manual" else "auto",  # type: ignore[attr-defined]
+                        "pre_tokens": event.tokens_before,  # type: ignore[attr-defined]
+                    },
                 }
             )
 
@@ -97,7 +102,7 @@ class ClaudeCodeStream:
         manager = session.mcp
         servers = [{"name": s.name, "status": s.state} for s in manager.servers()] if manager else []
         commands = getattr(session, "custom_commands", None) or {}
-        agents = getattr(session, "agent_types", None) or {}
+        agents = {**BUILT_IN_AGENTS, **(getattr(session, "agent_types", None) or {})}
         return {
             "type": "system",
             "subtype": "init",

@@ -30,6 +30,7 @@ def test_a_tool_turn_streams_init_assistant_user_and_result_messages(api, tmp_pa
     session_id = init["session_id"]
     assert init["cwd"] == str(tmp_path.resolve()) and init["model"] == "claude-test-model"
     assert init["permissionMode"] == "default" and init["mcp_servers"] == []
+    assert init["agents"] == ["general-purpose"] and init["slash_commands"] == []
     assert {"Read", "Bash", "Edit", "Agent"} <= set(init["tools"])
     assert all(m["session_id"] == session_id for m in lines)
     assert said["message"]["role"] == "assistant" and said["message"]["content"] == [{"type": "text", "text": "Reading."}]
