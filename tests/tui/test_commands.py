@@ -86,7 +86,7 @@ async def test_config_memory_mcp_and_todos_answer(api, tmp_path):
     app, _ = make_app(api, tmp_path)
     app.session.options.settings = Settings(model="claude-sonnet-4-6", sources={"model": "project"})
     # Tall enough for every /config row, the model's source among them.
-    async with app.run_test(size=(120, 48)) as pilot:
+    async with app.run_test(size=(120, 56)) as pilot:
         await command(pilot, "/memory")
         await wait_until(pilot, lambda: "17 chars" in screen_text(app))
         assert "AGENTS.md" in screen_text(app)
