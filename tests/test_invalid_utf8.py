@@ -86,20 +86,21 @@ def tool_results_of(message: dict) -> list:
     return [b for b in message["content"] if b.get("type") == "tool_result"]
 
 
-def test_print_mode_stream_json_and_continue_print_valid_utf8(api, tmp_path):
+def test_print_mode_stream_output_and_continue_print_valid_utf8(api, tmp_path):
     path = latin1_file(tmp_path)
     api.push(*read_then_edit(path), reply("Continued."))
     env = env_for(api.url)
-    args = ["--output-format", "stream-json", "--permission-mode", "bypassPermissions"]
+    bypass = ["--permission-mode", "bypassPermissions"]
 
-    first = subprocess.run([AGENT, "-p", "set x to 2", *args], cwd=tmp_path, env=env, capture_output=True, timeout=120)
-    second = subprocess.run([AGENT, "-p", "-c", "more?", *args], cwd=tmp_path, env=env, capture_output=True,
-                            timeout=120)
+    first = subprocess.run([AGENT, "-p", "set x to 2", "--output-format", "stream-events", *bypass], cwd=tmp_path,
+                           env=env, capture_output=True, timeout=120)
+    second = subprocess.run([AGENT, "-p", "-c", "more?", "--output-format", "stream-json", "--verbose", *bypass],
+                            cwd=tmp_path, env=env, capture_output=True, timeout=120)
 
     assert first.returncode == 0, first.stderr
     assert second.returncode == 0, second.stderr
     lines = [json.loads(line) for line in first.stdout.decode("utf-8").splitlines()]  # strict decode
     edit = next(e for e in lines if e["type"] == "tool_finished" and e["name"] == "Edit")
     assert not edit["is_error"] and "caf\ufffd'" in edit["data"]["diff"]
-    assert json.loads(second.stdout.decode("utf-8").splitlines()[-1])["result"] == "Continued."
+    assert [json.loads(line) for line in second.stdout.decode("utf-8").splitlines()][-1]["result"] == "Continued."
     assert path.read_bytes() == b"name = 'caf\xe9'\nx = 2\n"
