@@ -99,7 +99,7 @@ def test_a_rule_naming_no_tool_is_a_warning_notice(api, tmp_path):
     write(tmp_path / ".agent-tui" / "settings.json", {"permissions": {"deny": ["bash(rm:*)", "Bash(git push:*)"]}})
     api.push(reply("ok"))
 
-    out = run(["-p", "hi", "--output-format", "stream-json"], tmp_path, env_for(api.url))
+    out = run(["-p", "hi", "--output-format", "stream-events"], tmp_path, env_for(api.url))
 
     notices = [json.loads(line) for line in out.stdout.splitlines() if '"notice"' in line]
     warnings = [n["message"] for n in notices if "names no tool" in n["message"]]
