@@ -546,7 +546,7 @@ async def test_attempts_count_on_across_a_fallback(api, tmp_path):
     assert [(d.attempt, d.reason) for d in rec.of(ev.AttemptDiscarded)] == [(1, "retry"), (2, "retry"), (3, "fallback")]
 
 
-async def test_stream_json_prints_the_discard(api, tmp_path):
+async def test_stream_events_prints_the_discard(api, tmp_path):
     import io
 
     from agent_tui.printer import run_print
@@ -555,7 +555,7 @@ async def test_stream_json_prints_the_discard(api, tmp_path):
     session = make_session(api.url, tmp_path)
     out = io.StringIO()
 
-    code = await run_print(session, "hi", "stream-json", out=out)
+    code = await run_print(session, "hi", "stream-events", out=out)
 
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert code == 0
