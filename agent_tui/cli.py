@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     session = Session(
         model=model,
-        tools=default_tools(cwd),
+        tools=default_tools(cwd, settings),
         cwd=cwd,
         policy=policy,
         options=SessionOptions(

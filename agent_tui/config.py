@@ -11,7 +11,7 @@ attributes are snake_case.
 
 Scalars are overridden by a higher layer; the permission rule lists and the
 hook lists are concatenated across layers (as Claude Code does); the other
-tables (`env`, `keymap`, `mcpServers`, `compaction`, `tools`) merge per key.
+tables (`env`, `keymap`, `mcpServers`, `compaction`, `tools`, `sandbox`) merge per key.
 A file that cannot be read, or a key with the wrong shape, is reported in
 `Settings.problems` (path and key) and skipped; the other layers still apply.
 Permission rules fail closed: a bad entry drops only itself, a file with
@@ -59,6 +59,9 @@ class Settings:
     # {"maxConcurrency": int, ...}
     tools: dict[str, Any] = field(default_factory=dict)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    # Claude Code's `sandbox` block: {"enabled": bool, "autoAllowBashIfSandboxed": bool,
+    # "excludedCommands": [...], "network": {"allowedDomains": [...]}, "filesystem": {...}, ...}
+    sandbox: dict[str, Any] = field(default_factory=dict)
     context_window: int | None = None
     # The output cap sent as max_tokens (local servers often allow less than Claude).
     max_output_tokens: int | None = None
@@ -250,10 +253,40 @@ def _count(value: Any) -> int:
     return value
 
 
+def _sub_table(entries: dict[str, Callable[[Any], Any]]) -> Callable[[Any], dict[str, Any]]:
+    """A nested object whose known entries must have the right shape (unknown ones pass)."""
+
+    def parse(value: Any) -> dict[str, Any]:
+        table = _object(value)
+        for name, v in table.items():
+            if name in entries:
+                try:
+                    table[name] = entries[name](v)
+                except _Invalid as exc:
+                    raise _Invalid(f"entry {name!r} {exc}") from None
+        return table
+
+    return parse
+
+
 # Entries of the free-form tables whose shape is known; other entries pass as they are.
 _TABLE_ENTRIES: dict[str, dict[str, Callable[[Any], Any]]] = {
     "tools": {"maxConcurrency": _positive_int},
     "compaction": {"auto": _bool, "thresholdPercent": _percent, "microcompactKeep": _count},
+    "sandbox": {
+        "enabled": _bool,
+        "autoAllowBashIfSandboxed": _bool,
+        "allowUnsandboxedCommands": _bool,
+        "failIfUnavailable": _bool,
+        "excludedCommands": _string_list,
+        "network": _sub_table({
+            "allowedDomains": _string_list,
+            "allowUnixSockets": _string_list,
+            "allowAllUnixSockets": _bool,
+            "allowLocalBinding": _bool,
+        }),
+        "filesystem": _sub_table({"allowWrite": _string_list, "denyWrite": _string_list, "denyRead": _string_list}),
+    },
 }
 
 _RULE_LISTS = ("allow", "deny", "ask")
@@ -288,6 +321,7 @@ KEYS: tuple[_Key, ...] = (
     _Key("compaction", "compaction", "table", _object),
     _Key("tools", "tools", "table", _object),
     _Key("mcpServers", "mcp_servers", "table", _object_table),
+    _Key("sandbox", "sandbox", "table", _object),
     _Key("contextWindow", "context_window", "scalar", _positive_int),
     _Key("maxOutputTokens", "max_output_tokens", "scalar", _positive_int),
     _Key("baseUrl", "base_url", "scalar", _string),

@@ -17,6 +17,7 @@ from agent_tui.engine import events as ev
 from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
 from agent_tui.tools.bash import BashTool
 from agent_tui.tools.bash_danger import danger_reason
+from agent_tui.tools.sandbox import SandboxConfig
 from tests.engine_helpers import Recorder, auto_answer, make_session
 from tests.loopback import reply, tool_use
 
@@ -157,7 +158,8 @@ def test_the_table_has_at_least_sixty_commands():
 
 @pytest.mark.parametrize(("command", "expected", "danger"), TABLE, ids=[c[:40] for c, _, _ in TABLE])
 def test_bash_command_decision_in_every_mode(project, command, expected, danger):
-    tool = BashTool()
+    # Unsandboxed: acceptEdits runs sandboxed commands without asking (tests/test_sandbox.py covers that).
+    tool = BashTool(SandboxConfig(enabled=False))
     got = ""
     for mode in MODES:
         decision = policy(mode, project).decide(tool, {"command": command})

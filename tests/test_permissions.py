@@ -15,6 +15,7 @@ from agent_tui.tools.edit import EditTool
 from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.read import ReadTool
+from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tools.write import WriteTool
 from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
 from tests.loopback import reply, tool_use
@@ -335,7 +336,8 @@ def test_removing_a_rule_stops_it_and_deletes_it_from_its_file(tree):
 
     p.remove_rule(entry)
 
-    assert p.decide(BASH, {"command": "npm publish"}).behavior == "ask"
+    # (an unsandboxed Bash: acceptEdits would run a sandboxed one without asking)
+    assert p.decide(BashTool(SandboxConfig(enabled=False)), {"command": "npm publish"}).behavior == "ask"
     stored = json.loads((tree / ".agent-tui" / "settings.json").read_text())
     assert stored["permissions"]["deny"] == [] and stored["model"] == "m"
 

@@ -16,7 +16,8 @@ Each call goes through, in order, and the first step that decides wins:
 7. read-only calls inside the working directories (cwd + additional
    directories) are allowed; outside them they ask;
 8. acceptEdits allows file edits inside the working directories; outside
-   them it asks;
+   them it asks; and a Bash command the sandbox will contain, whose paths are
+   all inside them (`sandbox.autoAllowBashIfSandboxed`, tools/sandbox.py);
 9. everything else asks.
 
 "ask" becomes a deny in dontAsk mode and when nobody can answer (print mode).
@@ -39,6 +40,7 @@ from ..tools.bash_classify import is_read_only_part, parts_pass, read_paths
 from ..tools.bash_danger import danger_reason, sensitive_write_reason
 from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ..tools.bash_paths import resolve_paths, static
+from ..tools.sandbox import stays_inside
 from .permission_rules import (
     PATH_TOOLS,
     SAFE_ENV_VARS,
@@ -76,7 +78,7 @@ class Decision:
     # The rule(s) that decided, comma-separated.
     rule: str | None = None
     # "rule" | "mode" | "read_only" | "no_permission" | "plan" | "danger" | "ask_rule" | "outside" |
-    # "default" | "non_interactive" | "dont_ask"
+    # "sandbox" | "default" | "non_interactive" | "dont_ask"
     reason: str = ""
 
 
@@ -322,7 +324,8 @@ class PermissionPolicy:
         name = tool.name
         read_only = _safe_call(tool.is_read_only, input)
         if name == "Bash" and isinstance(input.get("command"), str):
-            return self._decide_bash(input["command"], read_only, env)
+            sandboxed = _safe_call(getattr(tool, "sandbox_auto_allows", lambda _input: False), input)
+            return self._decide_bash(input["command"], read_only, env, sandboxed)
         target = path_target(name, input, env)
         for entry, rule in self._rules("deny"):
             if self._matches(rule, entry, name, input, target, env):
@@ -361,7 +364,7 @@ class PermissionPolicy:
                 return Decision("allow", reason="mode")
         return self._ask(name, f"{name} wants to {_verb(name)}.", suggest_for_path(name, target, env), "default")
 
-    def _decide_bash(self, command: str, read_only: bool, env: WorkingDirs) -> Decision:
+    def _decide_bash(self, command: str, read_only: bool, env: WorkingDirs, sandboxed: bool = False) -> Decision:
         parsed = parse_command(command)
         parts = list(parsed.every_part()) if parsed is not None else []
         rule = self._bash_rule("deny", command, parsed, parts)
@@ -400,6 +403,8 @@ class PermissionPolicy:
             return self._ask(
                 "Bash", "This command reads outside the working directories.", suggest_bash(failing, env), "outside"
             )
+        if sandboxed and self.mode == "acceptEdits" and stays_inside(command, env.inside, env.resolve):
+            return Decision("allow", reason="sandbox")
         return self._ask("Bash", "Bash wants to run a command.", suggest_bash(failing, env), "default")
 
     def _part_verdict(self, part: CommandPart, env: WorkingDirs) -> str | None:

@@ -254,6 +254,10 @@ class Session:
             self.bus.publish(ev.Notice(kind="error", message=f"Settings: {problem}"))
         for problem in self.project_problems:
             self.bus.publish(ev.Notice(kind="error", message=problem))
+        for tool in self.tools:
+            warning = getattr(tool, "unsandboxed_warning", None)
+            if warning is not None and (text := warning()):
+                self.bus.publish(ev.Notice(kind="sandbox", message=text))
         with contextlib.suppress(RuntimeError):  # no running loop yet: submit() runs them
             self._begin_session_start()
 
@@ -601,6 +605,7 @@ class Session:
             state=self.tool_state,
             tool_use_id=tool_use_id,
             read_denied=lambda path: self.policy.read_denied(path, cwd=self.cwd),
+            working_dirs=tuple(self.policy.working_directories(self.cwd)),
         )
 
     async def submit(self, prompt: str | list[dict[str, Any]], *, allowed_tools: Sequence[str] = ()) -> Terminal:

@@ -57,6 +57,8 @@ class ToolContext:
     read_denied: Callable[[str], bool] | None = None
     # The model the query is using when the tool runs (the fallback model after a fallback).
     model: str = ""
+    # Other directories the session works in (additionalDirectories, /add-dir): writable in the Bash sandbox.
+    working_dirs: tuple[Path, ...] = ()
 
 
 @runtime_checkable

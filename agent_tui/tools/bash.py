@@ -2,7 +2,9 @@
 
 The command runs in a new session so that a timeout, an abort or a cancelled
 task can kill everything it started (pipelines, `&` children), not just the
-shell.
+shell.  Where bubblewrap works it runs inside the sandbox (tools/sandbox.py);
+`dangerouslyDisableSandbox` and `sandbox.excludedCommands` run it outside,
+after the usual permission prompt.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_tui.config import config_dir
+from agent_tui.tools import sandbox
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult
 from agent_tui.tools.bash_classify import is_read_only_command
+from agent_tui.tools.sandbox import SandboxConfig
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -59,7 +64,11 @@ the Glob, Grep and Read tools instead. If you still need grep, use `rg`.
 - Separate multiple commands with `;` or `&&`, not newlines.
 - Keep the working directory stable: prefer absolute paths over `cd`.
 - Commands run non-interactively: stdin is empty and pagers are disabled, so never run commands \
-that wait for input (editors, `git rebase -i`, prompts)."""
+that wait for input (editors, `git rebase -i`, prompts).
+- Commands usually run in a sandbox: only the working directory and $TMPDIR are writable (use \
+$TMPDIR, not /tmp, for scratch files), and the network is off. If a command fails only because \
+of the sandbox ("Read-only file system", no network), retry it with dangerouslyDisableSandbox: \
+true; the user is asked first."""
 
 
 @dataclass
@@ -82,6 +91,9 @@ class BackgroundShell:
 
 
 class BashTool(BaseTool):
+    """`sandbox` is the `sandbox` settings block; the permission policy asks this tool
+    (`sandbox_auto_allows`) so that what it vouches for is what `call` runs."""
+
     name = "Bash"
     description = DESCRIPTION
     input_schema: dict[str, Any] = {
@@ -97,10 +109,28 @@ class BashTool(BaseTool):
                 "type": "boolean",
                 "description": "Set to true to run this command in the background and get an ID back at once.",
             },
+            "dangerouslyDisableSandbox": {
+                "type": "boolean",
+                "description": "Set to true to run this command outside the sandbox (the user is asked first).",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
     }
+
+    def __init__(self, sandbox: SandboxConfig | None = None) -> None:
+        self.sandbox = sandbox or SandboxConfig()
+
+    def runs_sandboxed(self, input: dict[str, Any]) -> bool:
+        return self.sandbox.runs_sandboxed(input)
+
+    def sandbox_auto_allows(self, input: dict[str, Any]) -> bool:
+        """Whether acceptEdits may run this call without a prompt because the sandbox contains it."""
+        return self.sandbox.auto_allow_bash_if_sandboxed and self.runs_sandboxed(input)
+
+    def unsandboxed_warning(self) -> str | None:
+        """What the session says at start when Bash cannot be sandboxed."""
+        return sandbox.unsandboxed_warning(self.sandbox)
 
     def is_read_only(self, input: dict[str, Any]) -> bool:
         command = input.get("command")
@@ -124,13 +154,18 @@ class BashTool(BaseTool):
             yield ToolResult(problem, is_error=True)
             return
         command = input["command"]
+        try:
+            argv, sandboxed = self._argv(input, ctx)
+        except _Unavailable as exc:
+            yield ToolResult(str(exc), is_error=True)
+            return
         if input.get("run_in_background"):
-            yield await _start_background(command, ctx)
+            yield await _start_background(command, argv, sandboxed, ctx)
             return
         timeout_ms = int(min(input.get("timeout") or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS))
         loop = asyncio.get_running_loop()
         started = loop.time()
-        proc = await _spawn(command, ctx.cwd, asyncio.subprocess.PIPE)
+        proc = await _spawn(argv, sandboxed, ctx, asyncio.subprocess.PIPE)
         assert proc.stdout is not None
         capture = _Capture()
         reader = asyncio.create_task(capture.pump(proc.stdout))
@@ -163,7 +198,38 @@ class BashTool(BaseTool):
         finally:
             for task in (reader, exited, aborted):
                 task.cancel()
-        yield _result(capture, _exit_code(proc.returncode), stopped_by, timeout_ms, loop.time() - started)
+        result = _result(capture, _exit_code(proc.returncode), stopped_by, timeout_ms, loop.time() - started)
+        result.data["sandboxed"] = sandboxed
+        yield result
+
+    def _argv(self, input: dict[str, Any], ctx: ToolContext) -> tuple[list[str], bool]:
+        """The shell running the command, inside bwrap when the sandbox applies; and whether it does."""
+        shell = [_shell(), "-c", input["command"]]
+        config = self.sandbox
+        if not config.enabled or config.wants_unsandboxed(input):
+            return shell, False
+        status = sandbox.availability()
+        if not status.ok:
+            if config.fail_if_unavailable:
+                raise _Unavailable(
+                    f"Bash is disabled: the sandbox is required (sandbox.failIfUnavailable) but {status.reason}."
+                )
+            return shell, False
+        assert status.bwrap is not None
+        wrapped = sandbox.wrap(
+            shell,
+            bwrap=status.bwrap,
+            cwd=ctx.cwd,
+            working_dirs=ctx.working_dirs,
+            tmpdir=sandbox.temp_dir(ctx.state),
+            config=config,
+            settings_dirs=[config_dir()],
+        )
+        return wrapped, True
+
+
+class _Unavailable(Exception):
+    """The sandbox is required but cannot run."""
 
 
 def _result(
@@ -195,13 +261,13 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-async def _spawn(command: str, cwd: Path, stdout: Any) -> asyncio.subprocess.Process:
+async def _spawn(argv: list[str], sandboxed: bool, ctx: ToolContext, stdout: Any) -> asyncio.subprocess.Process:
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true"}
+    if sandboxed:
+        env["TMPDIR"] = str(sandbox.temp_dir(ctx.state))
     return await asyncio.create_subprocess_exec(
-        _shell(),
-        "-c",
-        command,
-        cwd=cwd,
+        *argv,
+        cwd=ctx.cwd,
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=stdout,
@@ -253,18 +319,19 @@ def _group_exists(pgid: int) -> bool:
     return False
 
 
-async def _start_background(command: str, ctx: ToolContext) -> ToolResult:
+async def _start_background(command: str, argv: list[str], sandboxed: bool, ctx: ToolContext) -> ToolResult:
     shells: dict[str, BackgroundShell] = ctx.state.setdefault("background_shells", {})
     shell_id = f"bash_{len(shells) + 1}"
     folder = ctx.session_dir / "background" if ctx.session_dir else Path(tempfile.mkdtemp(prefix="agent-tui-"))
     folder.mkdir(parents=True, exist_ok=True)
     output_path = folder / f"{shell_id}.log"
     with output_path.open("wb") as out:
-        proc = await _spawn(command, ctx.cwd, out)
+        proc = await _spawn(argv, sandboxed, ctx, out)
     shells[shell_id] = BackgroundShell(shell_id, command, proc, output_path)
     return ToolResult(
         f"Command running in background with ID: {shell_id}\nOutput is being written to: {output_path}",
-        data={"background_id": shell_id, "output_path": str(output_path), "pid": proc.pid},
+        data={"background_id": shell_id, "output_path": str(output_path), "pid": proc.pid,
+              "sandboxed": sandboxed},
     )
 
 

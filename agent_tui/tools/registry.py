@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import Tool
@@ -13,20 +14,22 @@ from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.multiedit import MultiEditTool
 from agent_tui.tools.read import ReadTool
+from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tools.todo import TodoWriteTool
 from agent_tui.tools.write import WriteTool
 
 
-def default_tools(cwd: Path | None = None) -> list[Tool]:
+def default_tools(cwd: Path | None = None, settings: Any = None) -> list[Tool]:
     """Fresh instances of every built-in tool (the Session attaches itself to Agent).
 
-    `cwd` is the session's working directory: file tools show paths relative to it.
+    `cwd` is the session's working directory: file tools show paths relative to it;
+    `settings` gives Bash its `sandbox` block (None: the defaults).
     """
     return [
         ReadTool(),
         GlobTool(),
         GrepTool(),
-        BashTool(),
+        BashTool(SandboxConfig.from_settings(settings)),
         EditTool(cwd=cwd),
         MultiEditTool(cwd=cwd),
         WriteTool(cwd=cwd),

@@ -1,0 +1,434 @@
+"""The Bash sandbox (bubblewrap): what a sandboxed command can and cannot touch, through the real
+Bash tool and through the loop; which calls acceptEdits runs without asking; and the notice a
+session gives when bwrap is missing or broken (simulated with PATH, as a person's machine would be).
+
+Tests that need a working bwrap skip with the reason when it is absent; CI installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agent_tui.config import load_settings
+from agent_tui.engine import events as ev
+from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
+from agent_tui.engine.session import Session
+from agent_tui.tools.base import Progress, ToolContext, ToolResult
+from agent_tui.tools.bash import BashTool
+from agent_tui.tools.registry import default_tools
+from agent_tui.tools.sandbox import SandboxConfig, availability
+from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
+from tests.loopback import reply, tool_use
+from tests.test_bash_safety import TABLE
+
+_STATUS = availability()
+requires_bwrap = pytest.mark.skipif(not _STATUS.ok, reason=f"no working bubblewrap: {_STATUS.reason}")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+async def run(command: str, cwd: Path, config: SandboxConfig | None = None, **extra) -> ToolResult:
+    items = [item async for item in BashTool(config).call({"command": command, **extra}, ToolContext(cwd=cwd))]
+    assert isinstance(items[-1], ToolResult)
+    return items[-1]
+
+
+class CountingServer:
+    """A TCP server on the host's loopback that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.connected = asyncio.Event()
+
+    async def __aenter__(self) -> CountingServer:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.connected.set()
+        writer.close()
+
+    @property
+    def connect_command(self) -> str:
+        # bash's own /dev/tcp: no client program needed inside the sandbox
+        return f"exec 3<>/dev/tcp/127.0.0.1/{self.port} && echo connected"
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[CountingServer]:
+    async with CountingServer() as srv:
+        yield srv
+
+
+# ---------------------------------------------------------------- through the real Bash tool
+
+
+@requires_bwrap
+async def test_a_write_inside_the_project_succeeds(project):
+    result = await run("echo made > inside.txt && cat inside.txt", project)
+    assert not result.is_error, result.content
+    assert result.data["sandboxed"] is True
+    assert (project / "inside.txt").read_text() == "made\n"
+
+
+@requires_bwrap
+async def test_a_write_outside_the_project_fails(project, tmp_path):
+    result = await run(f"echo escaped > {tmp_path / 'outside.txt'}", project)
+    assert result.is_error
+    assert "Read-only file system" in result.content
+    assert not (tmp_path / "outside.txt").exists()
+
+
+@requires_bwrap
+async def test_a_network_connection_fails(project, server):
+    result = await run(server.connect_command, project)
+    assert result.is_error
+    assert "connected" not in result.content.replace("connect:", "")
+    assert server.connections == 0
+
+
+@requires_bwrap
+async def test_the_same_connection_succeeds_outside_the_sandbox(project, server):
+    result = await run(server.connect_command, project, dangerouslyDisableSandbox=True)
+    assert result.content == "connected"
+    assert result.data["sandboxed"] is False
+    await asyncio.wait_for(server.connected.wait(), 10)
+
+
+@requires_bwrap
+async def test_allowed_domains_turn_the_network_on(project, server):
+    config = SandboxConfig(allowed_domains=("example.com",))
+    result = await run(server.connect_command, project, config)
+    assert result.content == "connected"
+    assert result.data["sandboxed"] is True
+
+
+@requires_bwrap
+async def test_credentials_in_home_are_hidden(project, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    (home / ".netrc").write_text("machine x password hunter2\n")
+    monkeypatch.setenv("HOME", str(home))
+    result = await run("cat ~/.ssh/id_rsa ~/.netrc; ls -A ~/.ssh", project)
+    assert "PRIVATE KEY" not in result.content and "hunter2" not in result.content
+    assert "No such file or directory" in result.content
+    assert (home / ".ssh" / "id_rsa").read_text() == "PRIVATE KEY\n"
+
+
+@requires_bwrap
+async def test_settings_and_git_internals_stay_read_only_inside_the_project(project):
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n")
+    for command in (
+        "mkdir -p .agent-tui && echo '{\"permissions\": {\"defaultMode\": \"bypassPermissions\"}}' "
+        "> .agent-tui/settings.local.json",
+        "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit",
+        "echo '[core] pager = evil' >> .git/config",
+    ):
+        result = await run(command, project)
+        assert result.is_error and "Read-only file system" in result.content, command
+    assert not (project / ".agent-tui" / "settings.local.json").exists()
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert (project / ".git" / "config").read_text() == "[core]\n"
+
+
+@requires_bwrap
+async def test_tmpdir_is_writable_and_kept_between_calls_of_a_session(project):
+    tool, ctx = BashTool(), ToolContext(cwd=project)
+    first = [i async for i in tool.call({"command": 'echo kept > "$TMPDIR/note" && echo "$TMPDIR"'}, ctx)][-1]
+    second = [i async for i in tool.call({"command": 'cat "$TMPDIR/note"'}, ctx)][-1]
+    assert not first.is_error and second.content == "kept"
+    assert Path(first.content, "note").read_text() == "kept\n"
+
+
+@requires_bwrap
+async def test_background_commands_are_sandboxed(project, tmp_path):
+    ctx = ToolContext(cwd=project, session_dir=tmp_path / "session")
+    command = f"echo x > {tmp_path / 'bg-outside.txt'}; echo y > bg-inside.txt; echo done; sleep 100"
+    items = [i async for i in BashTool().call({"command": command, "run_in_background": True}, ctx)]
+    assert items[-1].data["sandboxed"] is True
+    shell = ctx.state["background_shells"]["bash_1"]
+    try:
+        while "done" not in shell.output_path.read_text():
+            await asyncio.sleep(0.02)
+        assert "Read-only file system" in shell.output_path.read_text()
+    finally:
+        await shell.stop()
+    assert not (tmp_path / "bg-outside.txt").exists()
+    assert (project / "bg-inside.txt").read_text() == "y\n"
+    assert not _running_with(f"/proc/{shell.process.pid}")
+
+
+@requires_bwrap
+async def test_abort_kills_everything_the_sandboxed_command_started(project):
+    marker = f"1000{secrets.randbelow(10**6)}"
+    ctx = ToolContext(cwd=project)
+    progress: asyncio.Queue[str] = asyncio.Queue()
+
+    async def drive() -> ToolResult:
+        command = f"sleep {marker} & (sleep {marker} &) ; sleep {marker} & echo started; wait"
+        async for item in BashTool().call({"command": command}, ctx):
+            if isinstance(item, Progress):
+                progress.put_nowait(item.text)
+            else:
+                return item
+        raise AssertionError("no result")
+
+    task = asyncio.create_task(drive())
+    assert "started" in await asyncio.wait_for(progress.get(), 10)
+    while len(_pids_running(marker)) < 3:
+        await asyncio.sleep(0.02)
+    ctx.abort.set()
+    result = await asyncio.wait_for(task, 10)
+    assert result.content.endswith("Command was interrupted by the user.")
+    assert result.data["sandboxed"] is True
+    assert _pids_running(marker) == []
+
+
+@requires_bwrap
+async def test_excluded_commands_run_outside_the_sandbox(project, tmp_path):
+    result = await run(f"touch {tmp_path / 'excluded.txt'}", project, SandboxConfig(excluded_commands=("touch",)))
+    assert not result.is_error and result.data["sandboxed"] is False
+    assert (tmp_path / "excluded.txt").exists()
+
+
+@requires_bwrap
+async def test_the_escape_hatch_is_ignored_when_unsandboxed_commands_are_not_allowed(project, tmp_path):
+    config = SandboxConfig(allow_unsandboxed_commands=False)
+    result = await run(f"touch {tmp_path / 'x.txt'}", project, config, dangerouslyDisableSandbox=True)
+    assert result.is_error and result.data["sandboxed"] is True
+    assert not (tmp_path / "x.txt").exists()
+
+
+# ---------------------------------------------------------------- through the loop (loopback API)
+
+
+@requires_bwrap
+async def test_through_the_loop_the_sandbox_holds_when_every_call_is_allowed(api, project, tmp_path,
+                                                                                         server):
+    calls = [
+        ("t_out", f"echo escaped > {tmp_path / 'outside.txt'}"),
+        ("t_net", server.connect_command),
+        ("t_in", "echo made > inside.txt"),
+    ]
+    api.push(*[reply(tool_use("Bash", {"command": c}, id=i)) for i, c in calls], reply("done"))
+    session = make_session(api.url, project, policy=PermissionPolicy(mode="bypassPermissions"))
+    auto_answer(session, PermissionAnswer("allow"))  # the /dev/tcp write is flagged; the person says yes
+    await session.submit("try it")
+    await session.aclose()
+
+    results = {r["tool_use_id"]: r for req in api.requests[1:] for r in tool_results(req.body)}
+    assert results["t_out"]["is_error"] and "Read-only file system" in results["t_out"]["content"]
+    assert results["t_net"]["is_error"] and server.connections == 0
+    assert not results["t_in"].get("is_error")
+    assert not (tmp_path / "outside.txt").exists()
+    assert (project / "inside.txt").read_text() == "made\n"
+
+
+@requires_bwrap
+async def test_accept_edits_runs_a_sandboxed_command_without_a_prompt(api, project):
+    api.push(reply(tool_use("Bash", {"command": "mkdir -p build && echo ok > build/out.txt"}, id="t1")), reply("ok"))
+    session = make_session(api.url, project, policy=PermissionPolicy(mode="acceptEdits", cwd=project))
+    rec = Recorder(session)
+    await session.submit("build it")
+    await session.aclose()
+
+    assert rec.of(ev.PermissionRequested) == []
+    assert not tool_results(api.requests[1].body)[0].get("is_error")
+    assert (project / "build" / "out.txt").read_text() == "ok\n"
+
+
+# ---------------------------------------------------------------- which calls acceptEdits runs unasked
+
+
+def decide(project: Path, command: str, mode: str = "acceptEdits", config: SandboxConfig | None = None, **extra):
+    return PermissionPolicy(mode=mode, cwd=project).decide(BashTool(config), {"command": command, **extra})
+
+
+@requires_bwrap
+@pytest.mark.parametrize("command", ["touch new.txt", "npm install lodash", "make && ./run-tests > log.txt",
+                                     "python -c 'print(1)'", "git commit -am wip"])
+def test_accept_edits_allows_sandboxed_commands_that_stay_in_the_project(project, command):
+    decision = decide(project, command)
+    assert (decision.behavior, decision.reason) == ("allow", "sandbox")
+
+
+@requires_bwrap
+def test_default_mode_still_asks_for_sandboxed_commands(project):
+    assert decide(project, "touch new.txt", mode="default").behavior == "ask"
+
+
+@requires_bwrap
+def test_auto_allow_can_be_turned_off(project):
+    assert decide(project, "touch new.txt", config=SandboxConfig(auto_allow_bash_if_sandboxed=False)).behavior == "ask"
+
+
+@requires_bwrap
+def test_commands_that_leave_the_sandbox_ask(project):
+    assert decide(project, "touch new.txt", dangerouslyDisableSandbox=True).behavior == "ask"
+    assert decide(project, "docker ps", config=SandboxConfig(excluded_commands=("docker:*",))).behavior == "ask"
+
+
+@requires_bwrap
+@pytest.mark.parametrize("command", [
+    "cp ../secret.txt copy.txt",
+    "cat $HOME/.ssh/id_rsa > key.txt",
+    "cd .. && touch x",
+    "touch {..,.}/x",
+    "tool --out=/etc/x",
+    "tool -o/etc/x",
+    "tar -xf ~/backup.tar",
+    "cat ~+/../secret > x",
+    "sort < /etc/shadow > x",
+])
+def test_sandboxed_commands_that_name_paths_outside_the_project_still_ask(project, command):
+    assert decide(project, command).behavior == "ask", command
+
+
+@requires_bwrap
+@pytest.mark.parametrize("command", [c for c, _, danger in TABLE if danger is not None])
+def test_danger_forms_still_ask_for_sandboxed_commands(project, command):
+    decision = decide(project, command)
+    assert decision.behavior == "ask" and decision.danger is not None, command
+
+
+# ---------------------------------------------------------------- when bwrap is missing or broken
+
+
+@pytest.fixture
+def no_bwrap(tmp_path, monkeypatch) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+
+
+@pytest.fixture
+def broken_bwrap(tmp_path, monkeypatch) -> None:
+    folder = tmp_path / "broken-bin"
+    folder.mkdir()
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+
+
+def started_notices(cwd: Path, tools=None) -> list[ev.Notice]:
+    session = Session(model=_Model(), tools=tools or default_tools(), cwd=cwd)
+    notices: list[ev.Notice] = []
+    session.bus.add_listener(lambda e: notices.append(e) if isinstance(e, ev.Notice) else None)
+    session.start()
+    return [n for n in notices if n.kind == "sandbox"]
+
+
+def test_without_bwrap_the_session_says_bash_is_unsandboxed(no_bwrap, project):
+    [notice] = started_notices(project)
+    assert notice.message == ("Bash runs unsandboxed: bubblewrap (bwrap) is not installed. "
+                              "Install bubblewrap to sandbox it.")
+
+
+def test_a_bwrap_that_fails_its_self_test_is_reported(broken_bwrap, project):
+    [notice] = started_notices(project)
+    assert "bwrap failed its self-test: bwrap: No permissions to create new namespace" in notice.message
+
+
+async def test_without_bwrap_commands_run_unsandboxed_and_acceptedits_asks(no_bwrap, project):
+    result = await run("echo hi", project)
+    assert result.content == "hi" and result.data["sandboxed"] is False
+    assert decide(project, "touch new.txt").behavior == "ask"
+
+
+async def test_fail_if_unavailable_refuses_to_run_bash(no_bwrap, project):
+    result = await run("touch x", project, SandboxConfig(fail_if_unavailable=True))
+    assert result.is_error and "sandbox is required" in result.content
+    assert not (project / "x").exists()
+
+
+def test_no_notice_when_the_sandbox_is_turned_off(no_bwrap, project):
+    assert started_notices(project, [BashTool(SandboxConfig(enabled=False))]) == []
+
+
+@requires_bwrap
+def test_no_notice_when_bash_is_sandboxed(project):
+    assert started_notices(project) == []
+
+
+def test_print_mode_reports_the_unsandboxed_notice(tmp_path, project):
+    import subprocess
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {**os.environ, "PATH": str(empty)}
+    env.pop("ANTHROPIC_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_tui", "-p", "--output-format", "stream-json", "--max-turns", "1", "hello"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert '"kind": "sandbox"' in done.stdout and "Bash runs unsandboxed" in done.stdout, done.stderr
+
+
+# ---------------------------------------------------------------- settings
+
+
+def test_the_sandbox_block_is_read_from_settings(tmp_path):
+    settings = load_settings(tmp_path, settings_file='{"sandbox": {"enabled": false, "excludedCommands": ["docker"],'
+                             ' "network": {"allowedDomains": ["pypi.org"]}}}')
+    config = SandboxConfig.from_settings(settings)
+    assert (config.enabled, config.excluded_commands, config.network_allowed) == (False, ("docker",), True)
+    assert settings.problems == []
+
+
+def test_a_malformed_sandbox_entry_is_reported_and_the_default_kept(tmp_path):
+    settings = load_settings(tmp_path, settings_file='{"sandbox": {"enabled": "no"}}')
+    assert SandboxConfig.from_settings(settings).enabled is True
+    assert any("sandbox.enabled" in p for p in settings.problems)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class _Model:
+    name = "test-model"
+
+    async def stream(self, *args, **kwargs):  # never called: these sessions only start
+        raise AssertionError("no request expected")
+
+
+def _pids_running(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line carries `marker`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _running_with(str(entry)):
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def _running_with(proc_dir: str) -> bool:
+    try:
+        stat = Path(proc_dir, "stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
