@@ -292,6 +292,10 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
     await proc.wait()
+    # SIGKILL lands asynchronously: return once nothing in the group runs (bounded, for stuck I/O).
+    deadline = loop.time() + KILL_GRACE
+    while loop.time() < deadline and _group_exists(pgid):
+        await asyncio.sleep(0.01)
 
 
 def _group_exists(pgid: int) -> bool:
