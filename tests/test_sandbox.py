@@ -152,6 +152,20 @@ async def test_settings_and_git_internals_stay_read_only_inside_the_project(proj
 
 
 @requires_bwrap
+async def test_filesystem_settings_add_writable_read_only_and_hidden_paths(project, tmp_path):
+    (tmp_path / "cache").mkdir()
+    (project / "vendor").mkdir()
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "token").write_text("s3cret\n")
+    config = SandboxConfig(allow_write=(str(tmp_path / "cache"),), deny_write=("./vendor",),
+                           deny_read=(str(tmp_path / "private"),))
+    assert not (await run(f"echo c > {tmp_path / 'cache' / 'c'}", project, config)).is_error
+    assert "Read-only file system" in (await run("echo v > vendor/v", project, config)).content
+    assert "s3cret" not in (await run(f"cat {tmp_path / 'private' / 'token'}", project, config)).content
+    assert (tmp_path / "cache" / "c").exists() and not (project / "vendor" / "v").exists()
+
+
+@requires_bwrap
 async def test_tmpdir_is_writable_and_kept_between_calls_of_a_session(project):
     tool, ctx = BashTool(), ToolContext(cwd=project)
     first = [i async for i in tool.call({"command": 'echo kept > "$TMPDIR/note" && echo "$TMPDIR"'}, ctx)][-1]

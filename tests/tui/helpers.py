@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from textual.pilot import Pilot
 
+from agent_tui.config import Settings
 from agent_tui.engine import events as ev
 from agent_tui.engine.model import AnthropicModel
 from agent_tui.engine.permissions import PermissionPolicy
@@ -28,9 +29,13 @@ def make_app(
     *,
     allow: list[str] | None = None,
     mode: str = "default",
+    sandbox: bool = False,
     **app_options: Any,
 ) -> tuple[AgentApp, list[ev.Event]]:
-    """An app on a real Session whose model talks to `api`; and the bus events, recorded."""
+    """An app on a real Session whose model talks to `api`; and the bus events, recorded.
+
+    Bash is unsandboxed unless `sandbox`: screens must not depend on whether bwrap is installed.
+    """
     policy = PermissionPolicy(
         mode=mode,
         allow=list(allow or []),
@@ -39,7 +44,7 @@ def make_app(
     )
     session = Session(
         model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test"),
-        tools=default_tools(),
+        tools=default_tools(settings=Settings(sandbox={"enabled": sandbox})),
         cwd=cwd,
         policy=policy,
         session_id=SESSION_ID,
