@@ -65,10 +65,8 @@ the Glob, Grep and Read tools instead. If you still need grep, use `rg`.
 - Keep the working directory stable: prefer absolute paths over `cd`.
 - Commands run non-interactively: stdin is empty and pagers are disabled, so never run commands \
 that wait for input (editors, `git rebase -i`, prompts).
-- Commands usually run in a sandbox: only the working directory and $TMPDIR are writable (use \
-$TMPDIR, not /tmp, for scratch files), and the network is off. If a command fails only because \
-of the sandbox ("Read-only file system", no network), retry it with dangerouslyDisableSandbox: \
-true; the user is asked first."""
+- Commands run sandboxed: only the working directory and $TMPDIR are writable, no network. If the \
+sandbox blocks a needed command, retry with dangerouslyDisableSandbox (the user is asked)."""
 
 
 @dataclass
@@ -111,7 +109,7 @@ class BashTool(BaseTool):
             },
             "dangerouslyDisableSandbox": {
                 "type": "boolean",
-                "description": "Set to true to run this command outside the sandbox (the user is asked first).",
+                "description": "Run this command outside the sandbox (the user is asked).",
             },
         },
         "required": ["command"],
