@@ -280,7 +280,7 @@ def decide(project: Path, command: str, mode: str = "acceptEdits", config: Sandb
 
 @requires_bwrap
 @pytest.mark.parametrize("command", ["touch new.txt", "npm install lodash", "make && ./run-tests > log.txt",
-                                     "python -c 'print(1)'", "git commit -am wip"])
+                                     "cargo build --release", "git commit -am wip"])
 def test_accept_edits_allows_sandboxed_commands_that_stay_in_the_project(project, command):
     decision = decide(project, command)
     assert (decision.behavior, decision.reason) == ("allow", "sandbox")
@@ -313,6 +313,7 @@ def test_commands_that_leave_the_sandbox_ask(project):
     "tar -xf ~/backup.tar",
     "cat ~+/../secret > x",
     "sort < /etc/shadow > x",
+    "{ cat; } < ../secret > x",
 ])
 def test_sandboxed_commands_that_name_paths_outside_the_project_still_ask(project, command):
     assert decide(project, command).behavior == "ask", command

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools.bash_parse import CommandPart, ParsedCommand, Word, parse_command
+from agent_tui.tools.bash_parse import CommandPart, Redirect, Word, parse_command
 
 # Credentials a sandboxed command never sees (hidden behind an empty mount when they exist).
 SECRET_PATHS = (
@@ -254,7 +254,11 @@ def stays_inside(command: str, inside: Callable[[str], bool], resolve: Callable[
     parsed = parse_command(command)
     if parsed is None or any(p.hidden for p in parsed.every_command()):
         return False
-    return all(_part_stays_inside(part, inside, resolve) for part in parsed.every_part())
+    # `{ cat; } < ../x`: redirections of compound commands belong to no simple command
+    redirects = [r for each in parsed.every_command() for r in each.compound_redirects]
+    return all(_part_stays_inside(part, inside, resolve) for part in parsed.every_part()) and _redirects_ok(
+        redirects, inside, resolve
+    )
 
 
 def _part_stays_inside(part: CommandPart, inside: Callable[[str], bool], resolve: Callable[[str], str]) -> bool:
@@ -266,11 +270,11 @@ def _part_stays_inside(part: CommandPart, inside: Callable[[str], bool], resolve
     for word in part.words[1:]:
         if not _word_stays_inside(word, inside, resolve):
             return False
-    return _redirects_ok(part, inside, resolve)
+    return _redirects_ok(part.redirects, inside, resolve)
 
 
-def _redirects_ok(part: CommandPart, inside: Callable[[str], bool], resolve: Callable[[str], str]) -> bool:
-    for redirect in part.redirects:
+def _redirects_ok(redirects: Iterable[Redirect], inside: Callable[[str], bool], resolve: Callable[[str], str]) -> bool:
+    for redirect in redirects:
         target = redirect.target
         if target is None or target.value.isdigit() or target.value in ("/dev/null", "-"):
             continue
