@@ -121,6 +121,29 @@ async def test_allowed_domains_turn_the_network_on(project, server):
     assert result.data["sandboxed"] is True
 
 
+def unix_connect_command(path: Path) -> str:
+    script = f"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('connected')"
+    return f"{sys.executable} -c \"{script}\""
+
+
+@requires_bwrap
+async def test_a_unix_socket_on_the_filesystem_cannot_be_reached(project, tmp_path):
+    path = tmp_path / "daemon.sock"
+    server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(path))
+    async with server:
+        result = await run(unix_connect_command(path), project)
+    assert result.is_error and "Operation not permitted" in result.content
+
+
+@requires_bwrap
+async def test_allow_all_unix_sockets_lets_them_through(project, tmp_path):
+    path = tmp_path / "daemon.sock"
+    server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(path))
+    async with server:
+        result = await run(unix_connect_command(path), project, SandboxConfig(allow_all_unix_sockets=True))
+    assert result.content == "connected" and result.data["sandboxed"] is True
+
+
 @requires_bwrap
 async def test_credentials_in_home_are_hidden(project, tmp_path, monkeypatch):
     home = tmp_path / "home"

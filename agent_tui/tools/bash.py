@@ -153,17 +153,17 @@ class BashTool(BaseTool):
             return
         command = input["command"]
         try:
-            argv, sandboxed = self._argv(input, ctx)
+            launch = self._launch(input, ctx)
         except _Unavailable as exc:
             yield ToolResult(str(exc), is_error=True)
             return
         if input.get("run_in_background"):
-            yield await _start_background(command, argv, sandboxed, ctx)
+            yield await _start_background(command, launch, ctx)
             return
         timeout_ms = int(min(input.get("timeout") or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS))
         loop = asyncio.get_running_loop()
         started = loop.time()
-        proc = await _spawn(argv, sandboxed, ctx, asyncio.subprocess.PIPE)
+        proc = await _spawn(launch, ctx, asyncio.subprocess.PIPE)
         assert proc.stdout is not None
         capture = _Capture()
         reader = asyncio.create_task(capture.pump(proc.stdout))
@@ -197,23 +197,25 @@ class BashTool(BaseTool):
             for task in (reader, exited, aborted):
                 task.cancel()
         result = _result(capture, _exit_code(proc.returncode), stopped_by, timeout_ms, loop.time() - started)
-        result.data["sandboxed"] = sandboxed
+        result.data["sandboxed"] = launch.sandboxed
         yield result
 
-    def _argv(self, input: dict[str, Any], ctx: ToolContext) -> tuple[list[str], bool]:
-        """The shell running the command, inside bwrap when the sandbox applies; and whether it does."""
+    def _launch(self, input: dict[str, Any], ctx: ToolContext) -> _Launch:
+        """The shell running the command, inside bwrap when the sandbox applies."""
         shell = [_shell(), "-c", input["command"]]
         config = self.sandbox
         if not config.enabled or config.wants_unsandboxed(input):
-            return shell, False
+            return _Launch(shell)
         status = sandbox.availability()
         if not status.ok:
             if config.fail_if_unavailable:
                 raise _Unavailable(
                     f"Bash is disabled: the sandbox is required (sandbox.failIfUnavailable) but {status.reason}."
                 )
-            return shell, False
+            return _Launch(shell)
         assert status.bwrap is not None
+        program = None if config.allow_all_unix_sockets else sandbox.unix_socket_filter()
+        fd = sandbox.program_fd(program) if program is not None else None
         wrapped = sandbox.wrap(
             shell,
             bwrap=status.bwrap,
@@ -222,8 +224,18 @@ class BashTool(BaseTool):
             tmpdir=sandbox.temp_dir(ctx.state),
             config=config,
             settings_dirs=[config_dir()],
+            seccomp_fd=fd,
         )
-        return wrapped, True
+        return _Launch(wrapped, sandboxed=True, fds=() if fd is None else (fd,))
+
+
+@dataclass
+class _Launch:
+    """How to start one command: its argv, whether that is the sandbox, and descriptors bwrap reads."""
+
+    argv: list[str]
+    sandboxed: bool = False
+    fds: tuple[int, ...] = ()
 
 
 class _Unavailable(Exception):
@@ -259,19 +271,24 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-async def _spawn(argv: list[str], sandboxed: bool, ctx: ToolContext, stdout: Any) -> asyncio.subprocess.Process:
+async def _spawn(launch: _Launch, ctx: ToolContext, stdout: Any) -> asyncio.subprocess.Process:
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true"}
-    if sandboxed:
+    if launch.sandboxed:
         env["TMPDIR"] = str(sandbox.temp_dir(ctx.state))
-    return await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=ctx.cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=stdout,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    try:
+        return await asyncio.create_subprocess_exec(
+            *launch.argv,
+            cwd=ctx.cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=launch.fds,
+        )
+    finally:
+        for fd in launch.fds:
+            os.close(fd)
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -321,19 +338,19 @@ def _group_exists(pgid: int) -> bool:
     return False
 
 
-async def _start_background(command: str, argv: list[str], sandboxed: bool, ctx: ToolContext) -> ToolResult:
+async def _start_background(command: str, launch: _Launch, ctx: ToolContext) -> ToolResult:
     shells: dict[str, BackgroundShell] = ctx.state.setdefault("background_shells", {})
     shell_id = f"bash_{len(shells) + 1}"
     folder = ctx.session_dir / "background" if ctx.session_dir else Path(tempfile.mkdtemp(prefix="agent-tui-"))
     folder.mkdir(parents=True, exist_ok=True)
     output_path = folder / f"{shell_id}.log"
     with output_path.open("wb") as out:
-        proc = await _spawn(argv, sandboxed, ctx, out)
+        proc = await _spawn(launch, ctx, out)
     shells[shell_id] = BackgroundShell(shell_id, command, proc, output_path)
     return ToolResult(
         f"Command running in background with ID: {shell_id}\nOutput is being written to: {output_path}",
         data={"background_id": shell_id, "output_path": str(output_path), "pid": proc.pid,
-              "sandboxed": sandboxed},
+              "sandboxed": launch.sandboxed},
     )
 
 

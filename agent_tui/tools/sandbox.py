@@ -7,7 +7,9 @@ directories, a private temporary directory (`$TMPDIR`) and the paths in
 (`~/.ssh`, `~/.aws`, ...) are hidden behind empty mounts; the network is a
 fresh namespace with only loopback unless `sandbox.network.allowedDomains`
 is non-empty (domains are not filtered: a non-empty list turns the whole
-network on).  The settings mirror Claude Code's `sandbox` block.
+network on); creating Unix sockets is refused by a seccomp filter unless
+`sandbox.network.allowAllUnixSockets` (a socket file such as Docker's would
+otherwise be a way out).  The settings mirror Claude Code's `sandbox` block.
 
 bwrap runs without `--new-session` and without a PID namespace: the command
 stays in the process group the Bash tool kills on timeout or abort, and the
@@ -19,10 +21,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import functools
 import os
+import platform
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -70,6 +75,8 @@ class SandboxConfig:
     fail_if_unavailable: bool = False
     # Non-empty: the network is on (the domains themselves are not enforced).
     allowed_domains: tuple[str, ...] = ()
+    # True: sandboxed commands may create Unix sockets (Docker's, an ssh agent's).
+    allow_all_unix_sockets: bool = False
     allow_write: tuple[str, ...] = ()
     deny_write: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()
@@ -87,6 +94,7 @@ class SandboxConfig:
             allow_unsandboxed_commands=table.get("allowUnsandboxedCommands", True),
             fail_if_unavailable=table.get("failIfUnavailable", False),
             allowed_domains=tuple(network.get("allowedDomains", ())),
+            allow_all_unix_sockets=network.get("allowAllUnixSockets", False),
             allow_write=tuple(filesystem.get("allowWrite", ())),
             deny_write=tuple(filesystem.get("denyWrite", ())),
             deny_read=tuple(filesystem.get("denyRead", ())),
@@ -128,12 +136,19 @@ def availability() -> Availability:
 def _self_test(bwrap: str) -> Availability:
     # The same namespaces a real command uses: a mount namespace, a network namespace, /proc, /dev.
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
-            "--die-with-parent", "true"]
+            "--die-with-parent"]
+    program = unix_socket_filter()
+    fd = program_fd(program) if program is not None else None
+    if fd is not None:
+        argv += ["--seccomp", str(fd)]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=SELF_TEST_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run([*argv, "true"], capture_output=True, text=True, timeout=SELF_TEST_TIMEOUT,
+                              stdin=subprocess.DEVNULL, pass_fds=() if fd is None else (fd,))
     except (OSError, subprocess.SubprocessError) as exc:
         return Availability(False, bwrap, f"bwrap failed its self-test: {exc}")
+    finally:
+        if fd is not None:
+            os.close(fd)
     if done.returncode != 0:
         why = (done.stderr or done.stdout).strip().splitlines()
         detail = why[-1] if why else f"exit code {done.returncode}"
@@ -192,9 +207,11 @@ def wrap(
     config: SandboxConfig,
     home: Path | None = None,
     settings_dirs: Iterable[Path] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """`argv` run inside bwrap with this sandbox's mounts.  Creates `<cwd>/.agent-tui` when it is
-    missing, so a command cannot create the settings folder and grant itself permissions."""
+    missing, so a command cannot create the settings folder and grant itself permissions.
+    `seccomp_fd` is a readable descriptor holding `unix_socket_filter()`, passed to the child."""
     home = home or Path.home()
     cwd = Path(os.path.realpath(cwd))
     writable = _existing([cwd, *working_dirs, tmpdir, *_expand(config.allow_write, cwd, home)])
@@ -216,6 +233,8 @@ def wrap(
             args += ["--ro-bind", "/dev/null", str(path)]
     if not config.network_allowed:
         args.append("--unshare-net")
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--chdir", str(cwd), "--", *argv]
     return args
 
@@ -240,6 +259,54 @@ def _existing(paths: Iterable[Path]) -> list[Path]:
         if real.exists() or real.is_symlink():
             seen.setdefault(real, None)
     return list(seen)
+
+
+# ------------------------------------------------------------ Unix sockets: a seccomp filter
+
+# Per architecture: (AUDIT_ARCH_* value, the socket(2) syscall number).
+_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+_X32_SYSCALL_BIT = 0x40000000
+_AF_UNIX = 1
+_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+
+
+def unix_socket_filter(machine: str | None = None) -> bytes | None:
+    """A seccomp BPF program refusing socket(AF_UNIX, ...) (EPERM), for bwrap's `--seccomp FD`.
+
+    A network namespace cuts TCP but not sockets on the filesystem (a Docker socket is a way out);
+    socketpair() stays allowed.  Foreign-ABI syscalls (i386, x32) are refused so they cannot
+    sidestep it.  None on architectures without a table entry.
+    """
+    arch = _ARCHES.get(machine or platform.machine())
+    if arch is None:
+        return None
+    audit_arch, socket_nr = arch
+    deny = _ERRNO | errno.EPERM
+    program = [
+        (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ, 1, 0, audit_arch),
+        (_RET, 0, 0, deny),
+        (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_JGE, 0, 1, _X32_SYSCALL_BIT),
+        (_RET, 0, 0, deny),
+        (_JEQ, 0, 3, socket_nr),
+        (_LD_ABS, 0, 0, 16),  # low half of seccomp_data.args[0] (little-endian)
+        (_JEQ, 0, 1, _AF_UNIX),
+        (_RET, 0, 0, deny),
+        (_RET, 0, 0, _ALLOW),
+    ]
+    return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
+
+
+def program_fd(program: bytes) -> int:
+    """A descriptor bwrap can read `program` from (a pipe already holding it; the caller closes it)."""
+    read, write = os.pipe()
+    try:
+        os.write(write, program)  # far below a pipe's buffer: never blocks
+    finally:
+        os.close(write)
+    return read
 
 
 # ------------------------------------------------------------ what auto-allow may vouch for
