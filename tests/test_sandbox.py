@@ -285,6 +285,7 @@ async def test_through_the_loop_the_sandbox_holds_when_every_call_is_allowed(api
 async def test_accept_edits_runs_a_sandboxed_command_without_a_prompt(api, project):
     api.push(reply(tool_use("Bash", {"command": "mkdir -p build && echo ok > build/out.txt"}, id="t1")), reply("ok"))
     session = make_session(api.url, project, policy=PermissionPolicy(mode="acceptEdits", cwd=project))
+    session.tools[:] = [BashTool(AUTO) if t.name == "Bash" else t for t in session.tools]
     rec = Recorder(session)
     await session.submit("build it")
     await session.aclose()
@@ -297,8 +298,16 @@ async def test_accept_edits_runs_a_sandboxed_command_without_a_prompt(api, proje
 # ---------------------------------------------------------------- which calls acceptEdits runs unasked
 
 
-def decide(project: Path, command: str, mode: str = "acceptEdits", config: SandboxConfig | None = None, **extra):
+AUTO = SandboxConfig(auto_allow_bash_if_sandboxed=True)
+
+
+def decide(project: Path, command: str, mode: str = "acceptEdits", config: SandboxConfig = AUTO, **extra):
     return PermissionPolicy(mode=mode, cwd=project).decide(BashTool(config), {"command": command, **extra})
+
+
+@requires_bwrap
+def test_auto_allow_is_off_by_default(project):
+    assert decide(project, "touch new.txt", config=SandboxConfig()).behavior == "ask"
 
 
 @requires_bwrap

@@ -66,7 +66,9 @@ class SandboxConfig:
     # On by default here (Claude Code defaults to off): Bash is sandboxed wherever bwrap works.
     enabled: bool = True
     # In acceptEdits, a sandboxed command that stays inside the project runs without a prompt.
-    auto_allow_bash_if_sandboxed: bool = True
+    # Off by default here (Claude Code: on): the static path check does not yet see globs such as
+    # `.*` reaching `..`, nor commands that print the environment.
+    auto_allow_bash_if_sandboxed: bool = False
     # Commands (prefixes, `docker` or `docker:*`) that always run outside the sandbox, after a prompt.
     excluded_commands: tuple[str, ...] = ()
     # False: `dangerouslyDisableSandbox` is ignored and every command runs sandboxed.
@@ -89,7 +91,7 @@ class SandboxConfig:
         filesystem = table.get("filesystem") or {}
         return cls(
             enabled=table.get("enabled", True),
-            auto_allow_bash_if_sandboxed=table.get("autoAllowBashIfSandboxed", True),
+            auto_allow_bash_if_sandboxed=table.get("autoAllowBashIfSandboxed", False),
             excluded_commands=tuple(table.get("excludedCommands", ())),
             allow_unsandboxed_commands=table.get("allowUnsandboxedCommands", True),
             fail_if_unavailable=table.get("failIfUnavailable", False),
