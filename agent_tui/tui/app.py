@@ -19,9 +19,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
@@ -45,7 +47,7 @@ from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
 from .widgets.permission import PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
-from .widgets.timeline import Timeline
+from .widgets.timeline import Timeline, TimelineStrip
 from .widgets.tool_call import ToolCall
 from .widgets.thinking import ThinkingBlock
 from .widgets.transcript import Notice, Transcript
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
-NARROW = 100  # below this width the timeline starts hidden
+NARROW = 100  # below this width the timeline folds into a one-line strip
 
 
 class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
@@ -114,6 +116,9 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self._output_base = 0
         self._stream_chars = 0
         self._problems: list[str] = []
+        # Ctrl+T's choice; None follows the terminal's width.
+        self._timeline_shown: bool | None = None
+        self._widgets_found = False
         themes, self._problems = load_themes()
         for t in themes:
             self.register_theme(t)
@@ -127,9 +132,11 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
 
     def compose(self) -> ComposeResult:
         yield SessionHeader(id="header")
+        timeline = Timeline(lambda: self.clock(), id="timeline")
         with Horizontal(id="body"):
             yield Transcript(id="transcript")
-            yield Timeline(lambda: self.clock(), id="timeline")
+            yield timeline
+        yield TimelineStrip(timeline, id="timeline-strip")
         yield PermissionPrompt(self.session.cwd, id="permission")
         yield Static("", id="queued", markup=False)
         yield InputArea(self.session.cwd, id="input-area")
@@ -145,6 +152,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.prompt_input = self.query_one(PromptInput)
         self.header = self.query_one(SessionHeader)
         self.queued_view = self.query_one("#queued", Static)
+        self.timeline_strip = self.query_one(TimelineStrip)
+        self._widgets_found = True
         if self._keymap_setting:
             self.set_keymap(self._keymap_setting)
         # A kill or a closed terminal quits as Ctrl+Q does, so on_unmount still kills background commands.
@@ -157,8 +166,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         gauge.threshold = self.session.auto_compact_threshold
         self.permission.display = False
         self.queued_view.display = False
-        if self.size.width < NARROW:
-            self.timeline.display = False
+        self.apply_layout()
         self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
         self.session.bus.add_listener(self._notify_when_away)
         self.set_interval(TICK, self._tick)
@@ -331,8 +339,26 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.notify(f"Permission mode: {mode}", timeout=1.5)
 
     def action_toggle_timeline(self) -> None:
+        self._timeline_shown = not self.timeline.display
+        self.apply_layout()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.apply_layout(event.size)
+
+    def apply_layout(self, size: Size | None = None) -> None:
+        """Fit the panes to the terminal: the timeline pane when there is room for it (or
+        Ctrl+T asked for it), else a one-line strip, so the transcript keeps the width."""
+        if not self._widgets_found:
+            return  # a Resize can arrive before on_mount has looked the widgets up
+        width, height = size or self.size
+        wide = width >= NARROW
+        shown = self._timeline_shown if self._timeline_shown is not None else wide
         timeline = self.timeline
-        timeline.display = not timeline.display
+        timeline.display = shown
+        timeline.set_class(not wide, "-narrow")
+        self.timeline_strip.display = not shown and timeline.latest_turn is not None
+        if self.permission.display:
+            self.permission.fit(width, height)
 
     def action_expand_output(self) -> None:
         """Expand or collapse the latest tool output or thinking block."""
@@ -397,6 +423,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self._tool_calls.clear()
         await self.transcript.clear_entries()
         self.timeline.clear()
+        self.apply_layout()
         gauge = self.gauge
         gauge.context_tokens = 0
         gauge.output_tokens = 0

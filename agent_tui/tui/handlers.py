@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .widgets.answer import AssistantText
     from .widgets.gauge import Gauge
     from .widgets.permission import PermissionPrompt
-    from .widgets.timeline import Timeline
+    from .widgets.timeline import Timeline, TimelineStrip
     from .widgets.transcript import Transcript
 
 
@@ -41,6 +41,7 @@ class EngineEventsMixin:
     clock: Callable[[], float]
     transcript: Transcript
     timeline: Timeline
+    timeline_strip: TimelineStrip
     gauge: Gauge
     permission: PermissionPrompt
     tool_records: dict[str, ToolRecord]
@@ -99,6 +100,7 @@ class EngineEventsMixin:
         self._stream_chars = 0
         self.gauge.turns = event.turn
         self.timeline.add_turn(self._turn)
+        self._refresh_strip()
 
     async def _on_text_delta(self, event: ev.TextDelta) -> None:
         if event.parent_tool_use_id:
@@ -166,6 +168,7 @@ class EngineEventsMixin:
         if self._turn is not None:
             self._turn.tools.append(record.tool_use_id)
         self.timeline.add_tool(record)
+        self._refresh_strip()
         if not event.parent_tool_use_id:
             await self._end_text_run()
             call = ToolCall(record)
@@ -319,6 +322,7 @@ class EngineEventsMixin:
 
     def _refresh_tool(self, record: ToolRecord) -> None:
         self.timeline.update_tool(record.tool_use_id)
+        self._refresh_strip()
         call = self._tool_calls.get(record.tool_use_id)
         if call is not None and call.is_attached:
             call.refresh_record()
@@ -335,8 +339,16 @@ class EngineEventsMixin:
             return "tools"
         return "waiting"
 
+    def _refresh_strip(self) -> None:
+        strip = self.timeline_strip
+        if not self.timeline.display and not strip.display:
+            strip.display = True
+        strip.refresh()
+
     def _tick(self) -> None:
         moving = self.timeline.tick() if self.timeline.display else False
+        if self.timeline_strip.display and self.session.running:
+            self.timeline_strip.refresh()
         if self.session.running or moving:
             self.gauge.activity = self._activity()
             self.gauge.refresh()

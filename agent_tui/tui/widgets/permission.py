@@ -57,6 +57,10 @@ class PermissionPrompt(Vertical, can_focus=True):
         Binding("a", "answer('always')", "Yes, don't ask again", id="permission.allow_always"),
         Binding("n", "answer('deny')", "No", id="permission.deny"),
         Binding("e", "feedback", "No, and say why", id="permission.feedback"),
+        Binding("down,j", "scroll_body(1)", "Scroll", show=False, id="permission.scroll_down"),
+        Binding("up,k", "scroll_body(-1)", "Scroll", show=False, id="permission.scroll_up"),
+        Binding("pagedown", "scroll_body(10)", "Page", show=False, id="permission.page_down"),
+        Binding("pageup", "scroll_body(-10)", "Page", show=False, id="permission.page_up"),
     ]
 
     class Settled(Message):
@@ -66,15 +70,26 @@ class PermissionPrompt(Vertical, can_focus=True):
         super().__init__(id=id)
         self.cwd = cwd
         self.pending: deque[PermissionRequested] = deque()
+        self._keys_length = 0
 
     def compose(self) -> ComposeResult:
         yield Static("", id="permission-title", markup=False)
-        yield Static("", id="permission-subject", markup=False)
-        with VerticalScroll(id="permission-diff-scroll"):
+        # The command and diff scroll together, so the answer keys below always fit.
+        with VerticalScroll(id="permission-body"):
+            yield Static("", id="permission-subject", markup=False)
             yield DiffView(id="permission-diff")
         yield Static("", id="permission-keys", markup=False)
         with Vertical(id="permission-feedback-row"):
             yield FeedbackInput(placeholder="Tell the model what to do instead, then Enter", id="permission-feedback")
+
+    def fit(self, width: int, height: int) -> None:
+        """Cap the scrolling body so the title, the answer keys and a few lines of the
+        transcript stay on screen however small the terminal is."""
+        key_lines = -(-self._keys_length // max(width - 6, 1))
+        # header, strip, gauge, footer, input box, this border, title, keys margin, 4 transcript lines
+        chrome = 1 + 1 + 1 + 1 + 3 + 2 + 1 + 1 + 4
+        room = height - chrome - max(key_lines, 1)
+        self.query_one("#permission-body").styles.max_height = max(3, min(room, 20))
 
     @property
     def current(self) -> PermissionRequested | None:
@@ -119,6 +134,10 @@ class PermissionPrompt(Vertical, can_focus=True):
             self._resolve(PermissionAnswer("allow", remember=True))
         else:
             self._resolve(PermissionAnswer("deny"))
+
+    def action_scroll_body(self, lines: int) -> None:
+        body = self.query_one("#permission-body")
+        body.scroll_to(y=body.scroll_y + lines, animate=False)
 
     def action_feedback(self) -> None:
         row = self.query_one("#permission-feedback-row")
@@ -173,15 +192,14 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.query_one("#permission-subject", Static).update(
             Content.styled(describe_input(request, self.cwd), "$text-secondary")
         )
-        scroll = self.query_one("#permission-diff-scroll")
+        diff = self.query_one(DiffView)
         if request.diff:
-            self.query_one(DiffView).show_diff(request.diff)
-            scroll.display = True
-            scroll.scroll_home(animate=False)
-        else:
-            scroll.display = False
+            diff.show_diff(request.diff)
+        diff.display = bool(request.diff)
+        self.query_one("#permission-body").scroll_home(animate=False)
         self.set_class(bool(request.danger), "-danger")
         self._update_keys()
+        self.fit(*self.app.size)
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
         self.focus()
@@ -200,4 +218,6 @@ class PermissionPrompt(Vertical, can_focus=True):
         parts += [("n", "$text-error bold"), " no   ", ("e", "$text-warning bold"), " no, and tell the model why"]
         if len(self.pending) > 1:
             parts += [("   ", ""), (f"(1 of {len(self.pending)} pending)", "$text-muted")]
-        self.query_one("#permission-keys", Static).update(Content.assemble(*parts))
+        keys = Content.assemble(*parts)
+        self._keys_length = keys.cell_length
+        self.query_one("#permission-keys", Static).update(keys)

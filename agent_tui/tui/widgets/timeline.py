@@ -143,6 +143,51 @@ class ToolRow(Widget):
         )
 
 
+class TimelineStrip(Widget):
+    """The timeline in one line, for terminals too narrow for the pane: the current
+    turn and the latest tools, newest last (Ctrl+T opens the full pane)."""
+
+    def __init__(self, timeline: Timeline, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._timeline = timeline
+
+    def render(self) -> Content:
+        timeline = self._timeline
+        now = timeline.clock()
+        turn = timeline.latest_turn
+        parts: list[tuple[str, str] | str] = [("timeline", "$text-muted")]
+        if turn is not None:
+            parts += [("  ◆ ", "$text-primary"), (f"turn {turn.number}", "$text-primary bold")]
+        tools = list(timeline.records.values())[-12:]
+        cells: list[Content] = []
+        for record in tools:
+            icon, style = _ICONS.get(record.status, ("·", "$text-muted"))
+            if record.status == RUNNING:
+                icon = SPINNER[int(now * 8) % len(SPINNER)]
+            cells.append(
+                Content.assemble(
+                    (icon, style), " ", (record.name, "bold"), " ", (format_seconds(record.elapsed(now)), "$text-muted")
+                )
+            )
+        hint = Content.styled("  ctrl+t", "$text-muted")
+        head = Content.assemble(*parts)
+        room = self.size.width - head.cell_length - hint.cell_length
+        # Newest tools win the room; older ones fold into a count.
+        shown: list[Content] = []
+        used = 0
+        for cell in reversed(cells):
+            cost = cell.cell_length + 3
+            if used + cost > room - 10:
+                break
+            shown.insert(0, cell)
+            used += cost
+        hidden = len(timeline.records) - len(shown)
+        body = [Content.styled(f"  +{hidden} earlier", "$text-muted")] if hidden else []
+        for cell in shown:
+            body += [Content.styled(" · " if body else "  ", "$text-muted"), cell]
+        return Content.assemble(head, *body, hint)
+
+
 class Timeline(VerticalScroll):
     def __init__(self, clock: Clock, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -172,6 +217,10 @@ class Timeline(VerticalScroll):
         self._trim()
         if follow:
             self.call_after_refresh(self.scroll_end, animate=False)
+
+    @property
+    def latest_turn(self) -> TurnRecord | None:
+        return self._turn_rows[-1].turn if self._turn_rows else None
 
     def row(self, tool_use_id: str) -> ToolRow | None:
         return self._rows.get(tool_use_id)

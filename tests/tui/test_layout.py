@@ -1,0 +1,119 @@
+"""The layout at the sizes people use: the timeline folds into a strip on narrow
+terminals, Ctrl+T brings it back, and a permission prompt always shows its keys."""
+
+from __future__ import annotations
+
+from agent_tui.tui.widgets.permission import PermissionPrompt
+from tests.loopback import reply, text, tool_use
+
+from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
+
+LONG_FILE = "\n".join(f"line {i:02d} of a file long enough to need scrolling" for i in range(60)) + "\n"
+
+
+def _one_tool_turn(api, tmp_path):
+    api.push(reply(tool_use("Bash", {"command": "ls"}, id="toolu_ls")), reply(text("One file.")))
+    return make_app(api, tmp_path, allow=["Bash"])
+
+
+async def test_at_60_columns_the_transcript_gets_the_width_and_the_timeline_is_a_strip(api, tmp_path):
+    app, recorded = _one_tool_turn(api, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await type_prompt(pilot, "list")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        assert not app.timeline.display
+        assert app.transcript.outer_size.width == 60
+        assert app.timeline_strip.display
+        strip = [line for line in screen_text(app).splitlines() if "timeline" in line]
+        assert len(strip) == 1 and "turn 2" in strip[0] and "ctrl+t" in strip[0]
+
+
+async def test_the_strip_shows_the_tools_of_the_latest_turn(api, tmp_path):
+    api.push(reply(tool_use("Bash", {"command": "ls"}, id="toolu_ls")), reply(text("Done.")))
+    app, recorded = make_app(api, tmp_path, allow=["Bash"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_prompt(pilot, "list")
+        await wait_until(pilot, lambda: "toolu_ls" in app.tool_records and app.tool_records["toolu_ls"].finished)
+        await pilot.pause(0.05)
+        rendered = str(app.timeline_strip.render())
+        assert "◆ turn" in rendered and "● Bash" in rendered
+        await wait_until(pilot, finished(recorded))
+
+
+async def test_before_any_turn_a_narrow_screen_spends_no_line_on_the_strip(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not app.timeline.display and not app.timeline_strip.display
+
+
+async def test_resizing_below_100_columns_collapses_the_timeline_and_widening_restores_it(api, tmp_path):
+    app, recorded = _one_tool_turn(api, tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await type_prompt(pilot, "list")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        assert app.timeline.display and not app.timeline_strip.display
+        assert app.transcript.size.width < 160 - 40
+
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.05)
+        assert not app.timeline.display and app.timeline_strip.display
+        assert app.transcript.outer_size.width == 80
+
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause(0.05)
+        assert app.timeline.display and not app.timeline_strip.display
+
+
+async def test_ctrl_t_opens_the_pane_on_a_narrow_screen_and_hides_it_on_a_wide_one(api, tmp_path):
+    app, recorded = _one_tool_turn(api, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_prompt(pilot, "list")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.05)
+        assert app.timeline.display and not app.timeline_strip.display
+        assert "model · turn 1" in screen_text(app)
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.05)
+        assert not app.timeline.display and app.timeline_strip.display
+
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause(0.05)
+        # The choice sticks across a resize until Ctrl+T is pressed again.
+        assert not app.timeline.display
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.05)
+        assert app.timeline.display
+
+
+async def test_at_80_by_24_a_long_diff_scrolls_and_the_answer_keys_stay_on_screen(api, tmp_path):
+    target = tmp_path / "long.txt"
+    api.push(
+        reply(tool_use("Write", {"file_path": str(target), "content": LONG_FILE}, id="toolu_write")),
+        reply(text("Written.")),
+    )
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_prompt(pilot, "write a long file")
+        prompt = app.query_one(PermissionPrompt)
+        await wait_until(pilot, lambda: prompt.current is not None)
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "y yes" in shown and "n no" in shown and "e no, and" in shown
+        assert "+line 00" in shown and "+line 59" not in shown
+        body = prompt.query_one("#permission-body")
+        assert body.max_scroll_y > 0
+
+        await pilot.press("pagedown", "pagedown")
+        await pilot.pause(0.05)
+        assert body.scroll_y > 0
+        shown = screen_text(app)
+        assert "+line 00" not in shown and "y yes" in shown
+
+        await pilot.press("y")
+        await wait_until(pilot, finished(recorded))
+    assert target.read_text() == LONG_FILE
