@@ -29,6 +29,7 @@ def sample_events():
                  context_tokens=2, context_window=10, auto_compact_threshold=8),
         ev.Notice(kind="retry", message="m"),
         ev.Compaction(tokens_before=10, tokens_after=5, trigger="auto"),
+        ev.CompactionProgress(trigger="manual", output_tokens=194),
         ev.Interrupted(during="streaming"),
         ev.QueryFinished(terminal_reason="completed", turns=1, usage={}, result="a"),
         ev.TodoUpdated(todos=[{"content": "Run tests", "status": "pending", "activeForm": "Running tests"}]),

@@ -38,12 +38,13 @@ from .messages import (
     text_block,
     user_message,
 )
-from .model import MessageStop, ModelError, ModelRequest, output_cap_for
+from .model import BlockDelta, MessageStop, ModelError, ModelRequest, output_cap_for
 from .pricing import add_usage
 
 # Room kept free in a summary request for estimation error.
 SUMMARY_MARGIN = 2_000
 MAX_SUMMARY_TRIMS = 3
+PROGRESS_STEP = 8  # estimated tokens between compaction_progress events
 
 SUMMARY_PREAMBLE = (
     "This session continues a conversation that ran out of context. "
@@ -175,11 +176,22 @@ async def _race(awaitable: Any, abort: asyncio.Event) -> Any:
     return await race_abort(awaitable, abort, CompactionInterrupted())
 
 
-async def _summarize(env: PipelineEnv, request: ModelRequest) -> MessageStop:
+async def _summarize(env: PipelineEnv, request: ModelRequest, trigger: str) -> MessageStop:
     async def run() -> MessageStop:
+        chars = reported = 0
         async for event in env.model.stream(request):
             if type(event) is MessageStop:
                 return event
+            if type(event) is BlockDelta and event.kind in ("text", "thinking"):
+                chars += len(event.text)
+                # Every PROGRESS_STEP tokens, so a long summary costs a bounded number of events.
+                if chars // 4 - reported >= PROGRESS_STEP:
+                    reported = chars // 4
+                    env.emit(
+                        ev.CompactionProgress(
+                            trigger=trigger, output_tokens=reported, parent_tool_use_id=env.parent_tool_use_id
+                        )
+                    )
         raise ModelError("connection", "The summary stream ended without message_stop", mid_stream=True)
 
     return await _race(run(), env.abort)
@@ -242,7 +254,7 @@ async def compact_conversation(
             prompt_caching=env.prompt_caching,
         )
         try:
-            stop = await _summarize(env, request)
+            stop = await _summarize(env, request, trigger)
         except ModelError as err:
             if err.kind == "prompt_too_long" and trims < MAX_SUMMARY_TRIMS:
                 trims += 1

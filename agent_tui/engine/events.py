@@ -204,6 +204,15 @@ class Compaction(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class CompactionProgress(Event):
+    """The summary of a compaction is being written: its output so far (estimated)."""
+
+    type: ClassVar[str] = "compaction_progress"
+    trigger: str
+    output_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Interrupted(Event):
     type: ClassVar[str] = "interrupted"
     # "streaming" | "tools"
@@ -248,6 +257,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     Usage,
     Notice,
     Compaction,
+    CompactionProgress,
     Interrupted,
     QueryFinished,
     TodoUpdated,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.screen import Screen
@@ -40,10 +41,10 @@ from .handlers import EngineEventsMixin
 from .mentions import Prompt, mentioned_files, prompt_content
 from .notify import Notifier
 from .screens import McpApprovalScreen, TranscriptScreen
-from .state import ToolRecord, TurnRecord
+from .state import CompactionStatus, ToolRecord, TurnRecord
 from .streaming import TextRun
 from .themes import DEFAULT_THEME, load_themes
-from .widgets.gauge import Gauge
+from .widgets.gauge import SPINNER, Gauge
 from .widgets.header import SessionHeader
 from .widgets.permission import PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
@@ -115,6 +116,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self._interrupt_shown = False
         self._output_base = 0
         self._stream_chars = 0
+        # A compaction in progress (manual or automatic); None otherwise.
+        self.compacting: CompactionStatus | None = None
         self._problems: list[str] = []
         # Ctrl+T's choice; None follows the terminal's width.
         self._timeline_shown: bool | None = None
@@ -139,6 +142,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         yield TimelineStrip(timeline, id="timeline-strip")
         yield PermissionPrompt(self.session.cwd, id="permission")
         yield Static("", id="queued", markup=False)
+        yield Static("", id="activity", markup=False)
         yield InputArea(self.session.cwd, id="input-area")
         yield Gauge(lambda: self.clock(), id="gauge")
         yield Footer(id="footer")
@@ -153,6 +157,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.header = self.query_one(SessionHeader)
         self.queued_view = self.query_one("#queued", Static)
         self.timeline_strip = self.query_one(TimelineStrip)
+        self.activity_line = self.query_one("#activity", Static)
+        self.activity_line.display = False
         self._widgets_found = True
         if self._keymap_setting:
             self.set_keymap(self._keymap_setting)
@@ -248,7 +254,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         text = message.text
         parsed = parse_slash(text)
         if parsed is not None:
-            await run_slash(self, *parsed)
+            # In a worker: the app keeps reading keys (Esc stops a /compact) while it runs.
+            self.run_slash_later(*parsed)
             return
         found = find_command(self.session.custom_commands, text)
         if found is not None:
@@ -408,6 +415,36 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         from textual.widgets import Markdown
 
         await self.transcript.add(Markdown(text, classes="note"))
+
+    async def compact_conversation(self, instructions: str) -> None:
+        """`/compact`: a live status line while the summary is written; Esc cancels it."""
+        if self.session.running:
+            self.say("A turn is running: press Esc first, or wait, then /compact.", kind="error")
+            return
+        self.show_compacting(CompactionStatus("manual", self.clock()))
+        try:
+            # Progress and the result arrive as events on the bus.
+            await self.session.compact(instructions)
+        finally:
+            self.show_compacting(None)
+
+    def show_compacting(self, status: CompactionStatus | None) -> None:
+        self.compacting = status
+        self.refresh_activity_line()
+        self.gauge.activity = self._activity()
+
+    def refresh_activity_line(self) -> None:
+        line, status = self.activity_line, self.compacting
+        line.display = status is not None
+        if status is not None:
+            frame = SPINNER[int(self.clock() * 10) % len(SPINNER)]
+            line.update(
+                Content.assemble(
+                    (f"{frame} ", "$text-accent"),
+                    (status.describe(self.clock()), "$text-accent"),
+                    (" · esc to interrupt", "$text-muted"),
+                )
+            )
 
     async def clear_conversation(self) -> None:
         if self.session.running:

@@ -223,11 +223,7 @@ def _numbered_rules(policy: object) -> list:
 
 
 async def _compact(app: AgentApp, arg: str) -> None:
-    if app.session.running:
-        app.say("A turn is running: press Esc first, or wait, then /compact.", kind="error")
-        return
-    # Progress and the result arrive as notice / compaction events on the bus.
-    await app.session.compact(arg)
+    await app.compact_conversation(arg)
 
 
 async def _context(app: AgentApp, arg: str) -> None:

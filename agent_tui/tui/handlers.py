@@ -19,7 +19,7 @@ from ..engine import events as ev
 from ..engine.session import Session
 from .bridge import EngineEvents
 from .mentions import Prompt
-from .state import AWAITING, RUNNING, ToolRecord, TurnRecord, display_summary
+from .state import AWAITING, RUNNING, CompactionStatus, ToolRecord, TurnRecord, display_summary
 from .streaming import TextRun, freeze
 from .widgets.tool_call import ToolCall
 from .widgets.thinking import ThinkingBlock
@@ -59,9 +59,15 @@ class EngineEventsMixin:
     _output_base: int
     _stream_chars: int
 
+    compacting: CompactionStatus | None
+
     if TYPE_CHECKING:
 
         def refresh_header(self) -> None: ...
+
+        def show_compacting(self, status: CompactionStatus | None) -> None: ...
+
+        def refresh_activity_line(self) -> None: ...
 
         def _show_queued(self) -> None: ...
 
@@ -239,7 +245,18 @@ class EngineEventsMixin:
             self._notice_rows[event.id] = row
         await self.transcript.add(row)
 
+    async def _on_compaction_progress(self, event: ev.CompactionProgress) -> None:
+        if event.parent_tool_use_id:
+            return
+        status = self.compacting
+        if status is None:  # an automatic compaction, inside a turn
+            status = CompactionStatus(event.trigger, self.clock())
+        status.output_tokens = event.output_tokens
+        self.show_compacting(status)
+
     async def _on_compaction(self, event: ev.Compaction) -> None:
+        if not event.parent_tool_use_id and self.compacting is not None and event.trigger != "manual":
+            self.show_compacting(None)
         await self.transcript.add(
             Notice(
                 f"Conversation compacted ({event.trigger}): {event.tokens_before:,} → {event.tokens_after:,} tokens",
@@ -262,6 +279,8 @@ class EngineEventsMixin:
             self._thinking = None
         self._close_turn()
         self.gauge.stop()
+        if self.compacting is not None and self.compacting.trigger != "manual":
+            self.show_compacting(None)
         if event.terminal_reason.startswith("aborted"):
             await self._show_interrupted()
         elif event.is_error and event.error and not self._error_shown:
@@ -295,6 +314,7 @@ class EngineEventsMixin:
         ev.Usage: _on_usage,
         ev.Notice: _on_notice,
         ev.Compaction: _on_compaction,
+        ev.CompactionProgress: _on_compaction_progress,
         ev.Interrupted: _on_interrupted,
         ev.QueryFinished: _on_query_finished,
         ev.TodoUpdated: _on_todo_updated,
@@ -330,6 +350,8 @@ class EngineEventsMixin:
     def _activity(self) -> str:
         if not self.session.running:
             return "idle"
+        if self.compacting is not None:
+            return "compacting"
         if self.permission.current is not None:
             return "permission"
         turn = self._turn
@@ -352,3 +374,5 @@ class EngineEventsMixin:
         if self.session.running or moving:
             self.gauge.activity = self._activity()
             self.gauge.refresh()
+        if self.compacting is not None:
+            self.refresh_activity_line()

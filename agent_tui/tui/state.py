@@ -118,3 +118,16 @@ def format_tokens(n: int) -> str:
     if n < 1_000_000:
         return f"{n / 1000:.1f}k".replace(".0k", "k")
     return f"{n / 1_000_000:.2f}M"
+
+
+@dataclass
+class CompactionStatus:
+    """A compaction being written: what the status line above the input shows."""
+
+    trigger: str
+    started_at: float
+    output_tokens: int = 0
+
+    def describe(self, now: float) -> str:
+        seconds = int(max(0.0, now - self.started_at))
+        return f"Compacting conversation… ({seconds}s · ↓{format_tokens(self.output_tokens)} tokens)"

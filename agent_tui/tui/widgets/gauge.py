@@ -23,6 +23,7 @@ ACTIVITY = {
     "streaming": "streaming",
     "tools": "running tools",
     "permission": "awaiting permission",
+    "compacting": "compacting",
 }
 
 

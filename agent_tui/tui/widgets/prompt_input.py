@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from ..commands import SLASH_COMMANDS, custom_slash_commands
+from ..commands import SLASH_COMMANDS, custom_slash_commands, parse_slash
 from ..mentions import path_candidates
 
 _SLASH_WORD = re.compile(r"^/(\S*)$")
@@ -149,7 +149,11 @@ class PromptInput(TextArea):
         self.call_later(self._submit)
 
     def _submit(self) -> None:
-        if self.menu_open:
+        # The menu may still show what was typed a few keys ago (its update waits behind
+        # them in the queue): decide on the text as it is now, and never replace a command
+        # that was typed out in full.
+        self._update_completions()
+        if self.menu_open and parse_slash(self.text) is None:
             self._accept()
             return
         text = self.text
