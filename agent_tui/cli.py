@@ -114,7 +114,7 @@ def choose_model(settings: Settings, offline: bool = False):
     if offline or not has_credentials:
         from .engine.demo import DemoModel
 
-        return DemoModel()
+        return DemoModel(requested=has_credentials)
     from .engine.model import AnthropicModel
 
     return AnthropicModel(settings.model or DEFAULT_MODEL, base_url=settings.base_url)

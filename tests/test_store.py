@@ -192,6 +192,7 @@ def test_sessions_are_listed_newest_first_with_first_prompt_and_turn_count(data_
         for p in prompts:
             store.record_event(ev.UserMessage(text=p))
             store.append_message(user_message(p))
+            store.append_message(assistant_message([{"type": "text", "text": "ok"}]))
         store.close()
         os.utime(store.path, (mtime, mtime))
 
@@ -202,6 +203,21 @@ def test_sessions_are_listed_newest_first_with_first_prompt_and_turn_count(data_
     assert sessions[0].created.tzinfo is not None
     assert find_session(project_dir(tmp_path)) == sessions[0].path
     assert find_session(project_dir(tmp_path), "ol") == sessions[1].path
+
+
+def test_a_run_that_never_got_an_answer_is_not_listed(data_dir, tmp_path):
+    failed = TranscriptStore(tmp_path, "failed")
+    failed.record_event(ev.UserMessage(text="hi"))
+    failed.append_message(user_message("hi"))
+    failed.record_event(ev.QueryFinished(terminal_reason="model_error", turns=1, usage={}, result="", is_error=True))
+    failed.close()
+    answered = TranscriptStore(tmp_path, "answered")
+    answered.record_event(ev.UserMessage(text="hello"))
+    answered.append_message(user_message("hello"))
+    answered.append_message(assistant_message([{"type": "text", "text": "Hi!"}]))
+    answered.close()
+
+    assert [s.session_id for s in list_sessions(tmp_path)] == ["answered"]
 
 
 def test_unknown_or_ambiguous_ids_are_refused(data_dir, tmp_path):

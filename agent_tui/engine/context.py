@@ -491,14 +491,17 @@ class ContextBreakdown:
         return max(0, self.window - self.total)
 
     def rows(self) -> list[tuple[str, int]]:
-        return [
-            ("System prompt", self.system_prompt),
-            ("Memory files", self.memory_files),
-            ("Tools", self.tools),
-            ("Messages", self.messages),
-            ("Tool results", self.tool_results),
-            ("Free space", self.free),
-        ]
+        """The parts and the free space; the parts (chars/4 estimates) are scaled to the
+        used total, so the rows add up to exactly the window."""
+        labels = ("System prompt", "Memory files", "Tools", "Messages", "Tool results")
+        parts = [self.system_prompt, self.memory_files, self.tools, self.messages, self.tool_results]
+        used = min(self.total, self.window)
+        estimated = sum(parts)
+        if estimated and estimated != used:
+            parts = [part * used // estimated for part in parts]
+            # Rounding leftovers go to the largest part.
+            parts[parts.index(max(parts))] += used - sum(parts)
+        return [*zip(labels, parts), ("Free space", self.window - used)]
 
 
 def context_breakdown(

@@ -71,7 +71,9 @@ class DemoModel:
     label = "demo (offline)"
     offline = True
 
-    def __init__(self, speed: float | None = None) -> None:
+    def __init__(self, speed: float | None = None, *, requested: bool = False) -> None:
+        # True when the person asked for it (--offline) although a key is set.
+        self.requested = requested
         """`speed` multiplies the pace (2 = twice as fast); `0` or `inf` streams
         with no delay.  Without it, `AGENT_TUI_DEMO_SPEED` or 1.0 applies."""
         self.speed = _speed_from_env() if speed is None else float(speed)

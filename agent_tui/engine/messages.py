@@ -44,6 +44,16 @@ def valid_utf8(value: Any) -> Any:
     return value
 
 
+# An @-mentioned file rides in the prompt as these two text blocks (Claude Code's wording).
+ATTACHMENT_CALL = "Called the Read tool with the following input: "
+ATTACHMENT_RESULT = "Result of calling the Read tool:\n"
+
+
+def is_attachment(block: Block) -> bool:
+    text = block.get("text", "") if block.get("type") == "text" else ""
+    return text.startswith((ATTACHMENT_CALL, ATTACHMENT_RESULT))
+
+
 def text_block(text: str) -> Block:
     return {"type": "text", "text": text}
 

@@ -43,6 +43,7 @@ from .messages import (
     blocks,
     check_history,
     ensure_tool_result_pairing,
+    is_attachment,
     normalize_for_api,
     text_block,
     user_message,
@@ -759,7 +760,8 @@ class Session:
 
 
 def _prompt_text(content: list[dict[str, Any]]) -> str:
-    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    """What the person typed: the text blocks, without the @-file attachments."""
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text" and not is_attachment(b))
 
 
 def git_branch(cwd: Path) -> str | None:

@@ -81,6 +81,7 @@ _NOTABLE: frozenset[type[ev.Event]] = frozenset({
 # Records start with these bytes (keys in this order), so listing need not parse every line.
 _USER_MESSAGE_PREFIX = b'{"type":"event","event":{"type":"user_message"'
 _HEADER_PREFIX = b'{"type":"session"'
+_MESSAGE_PREFIX = b'{"type":"message","message":{'
 
 
 class SessionNotFound(LookupError):
@@ -457,11 +458,15 @@ class SessionInfo:
     first_prompt: str
     # Prompts the user submitted.
     turn_count: int
+    # Whether any assistant message was stored.
+    answered: bool = True
 
 
 def list_sessions(cwd: Path) -> list[SessionInfo]:
-    """The sessions stored for `cwd`, most recently used first."""
-    return sessions_in(project_dir(cwd))
+    """The sessions stored for `cwd` that got an answer, most recently used first (a
+    run that failed before any reply, such as a print run with no server, is not
+    worth offering)."""
+    return [info for info in sessions_in(project_dir(cwd)) if info.answered]
 
 
 def sessions_in(directory: Path) -> list[SessionInfo]:
@@ -490,8 +495,11 @@ def _scan(path: Path) -> SessionInfo | None:
     created = modified
     first_prompt = ""
     count = 0
+    answered = False
     for line in data.split(b"\n"):
-        if line.startswith(_USER_MESSAGE_PREFIX):
+        if not answered and line.startswith(_MESSAGE_PREFIX) and b'"role":"assistant"' in line[:64]:
+            answered = True
+        elif line.startswith(_USER_MESSAGE_PREFIX):
             count += 1
             if count == 1:
                 try:
@@ -513,6 +521,7 @@ def _scan(path: Path) -> SessionInfo | None:
         modified=modified,
         first_prompt=(lines[0] if lines else "")[:200],
         turn_count=count,
+        answered=answered,
     )
 
 

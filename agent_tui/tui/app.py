@@ -233,9 +233,14 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
     def _welcome(self) -> str:
         lines = ["agent-tui — type a request and press Enter. /help lists the keys and commands."]
         if getattr(self.session.model, "offline", False):
+            why, remedy = (
+                ("--offline was given", "Start without --offline to talk to Claude.")
+                if getattr(self.session.model, "requested", False)
+                else ("No API key is set", "Set ANTHROPIC_API_KEY to talk to Claude.")
+            )
             lines.append(
-                "No API key is set, so the offline demo model answers: try “list files”, "
-                "“read README.md”, “search for import” or “run ls”. Set ANTHROPIC_API_KEY to talk to Claude."
+                f"{why}, so the offline demo model answers: try “list files”, "
+                f"“read README.md”, “search for import” or “run ls”. {remedy}"
             )
         return "\n".join(lines)
 
@@ -244,6 +249,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         model = self.session.model
         header.model_label = model.label
         header.offline = bool(getattr(model, "offline", False))
+        header.offline_requested = bool(getattr(model, "requested", False))
         header.cwd = str(self.session.cwd)
         header.mode = self.session.policy.mode
         header.session_id = self.session.session_id
@@ -306,7 +312,34 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if self.session.running:
             self.session.abort()
 
+    def action_scroll_transcript(self, where: str) -> None:
+        transcript = self.transcript
+        if where == "page_up":
+            transcript.scroll_page_up(animate=False)
+        elif where == "page_down":
+            transcript.scroll_page_down(animate=False)
+        elif where == "home":
+            transcript.scroll_home(animate=False)
+        else:
+            transcript.follow()
+
+    def _copy_selection(self) -> bool:
+        """Copy selected text (transcript or input) to the clipboard, OSC 52; False if none."""
+        focused = self.focused
+        text = focused.selected_text if isinstance(focused, PromptInput) else ""
+        if not text:
+            text = self.screen.get_selected_text() or ""
+        if not text:
+            return False
+        self.copy_to_clipboard(text)
+        self.screen.clear_selection()
+        self.notify(f"Copied {len(text):,} characters", timeout=1.5)
+        return True
+
     async def action_interrupt(self) -> None:
+        # With text selected, Ctrl+C copies it, as in a terminal.
+        if self._copy_selection():
+            return
         now = time.monotonic()
         if now - self._last_interrupt <= QUIT_WINDOW:
             await self.action_quit()
@@ -412,9 +445,9 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.transcript.add(Notice(text, kind=kind))
 
     async def show_markdown(self, text: str) -> None:
-        from textual.widgets import Markdown
+        from .widgets.markdown_view import AgentMarkdown
 
-        await self.transcript.add(Markdown(text, classes="note"))
+        await self.transcript.add(AgentMarkdown(text, classes="note"))
 
     async def compact_conversation(self, instructions: str) -> None:
         """`/compact`: a live status line while the summary is written; Esc cancels it."""
@@ -452,6 +485,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
             return
         self.session.clear()
         await self.clear_view()
+        # A persisted session goes on under a new id: the header shows it.
+        self.refresh_header()
         self.say("Conversation cleared.")
 
     async def clear_view(self) -> None:
@@ -509,6 +544,9 @@ def run_tui(
     app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session,
                    mcp_json_pending=mcp_json_pending)
     result = app.run()
+    if session.store is not None and session.history:
+        # As Claude Code does: the way back into this conversation, left in the terminal.
+        print(f"Resume this session with:\nagent-tui -r {session.session_id}")
     if app.return_code:
         return app.return_code
     return result or 0

@@ -50,11 +50,14 @@ HELP = """\
 | Enter | send (queued while a turn runs) |
 | Shift+Enter, Ctrl+J | newline |
 | Up / Down | prompt history |
-| Esc | stop the running turn |
+| Esc | stop the running turn or `/compact` |
 | Ctrl+C | stop; twice within 2 s quits |
 | Ctrl+Q | quit |
 | Shift+Tab | cycle the permission mode |
-| Ctrl+T | show / hide the timeline |
+| Ctrl+T | show / hide the timeline (a one-line strip below 100 columns) |
+| PageUp / PageDown | scroll the transcript |
+| Home / End | top / bottom of the transcript (with nothing typed) |
+| Ctrl+C with text selected | copy it (OSC 52) |
 | Ctrl+O | expand / collapse the latest tool output or thinking |
 | Ctrl+P | command palette |
 | y / a / n / e | answer a permission prompt |
@@ -230,8 +233,8 @@ async def _context(app: AgentApp, arg: str) -> None:
     breakdown = await app.session.context_breakdown()
     window = breakdown.window
     lines = [
-        f"**Context** · {breakdown.model} · {format_tokens(breakdown.total)} of {format_tokens(window)} used"
-        + ("" if breakdown.exact else " (estimated)"),
+        f"**Context** · {breakdown.model} · {format_tokens(breakdown.total)} of {format_tokens(window)} used "
+        f"({breakdown.total / window * 100 if window else 0:.1f}%)" + ("" if breakdown.exact else " · estimated"),
         "",
         "| part | tokens | share |",
         "| --- | ---: | ---: |",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..engine.messages import Message, blocks
+from ..engine.messages import ATTACHMENT_CALL, Message, blocks, is_attachment
 
 
 def _fence(text: str, info: str = "") -> str:
@@ -28,19 +28,50 @@ def _result_text(block: dict[str, Any]) -> str:
     return ""
 
 
+def _attachment_label(block: dict[str, Any]) -> str | None:
+    """`@path` for the call block of an @-attachment; None for its result block."""
+    text = block.get("text", "")
+    if not text.startswith(ATTACHMENT_CALL):
+        return None
+    try:
+        return "@" + str(json.loads(text[len(ATTACHMENT_CALL):]).get("file_path", "?"))
+    except ValueError:
+        return "@?"
+
+
 def history_markdown(history: list[Message], title: str = "") -> str:
+    """One `## › User` or `## Assistant` section per turn of the conversation; tool
+    results (which the API carries in user messages) stay under the assistant's turn."""
     out: list[str] = [f"# {title}\n"] if title else []
+    speaker = ""
+
+    def section(name: str) -> None:
+        nonlocal speaker
+        if speaker != name:
+            speaker = name
+            out.append("## › User" if name == "user" else "## Assistant")
+
     for message in history:
         role = message.get("role")
         for block in blocks(message):
             kind = block.get("type")
             if kind == "text" and role == "user":
-                out.append("## › User\n\n" + block.get("text", ""))
+                if is_attachment(block):
+                    label = _attachment_label(block)
+                    if label is not None:
+                        section("user")
+                        out.append(f"⎿ attached {label}")
+                    continue
+                section("user")
+                out.append(block.get("text", ""))
             elif kind == "text":
+                section("assistant")
                 out.append(block.get("text", ""))
             elif kind == "thinking":
+                section("assistant")
                 out.append("> ✻ *Thinking*\n>\n" + "\n".join("> " + line for line in block.get("thinking", "").splitlines()))
             elif kind == "tool_use":
+                section("assistant")
                 args = json.dumps(block.get("input", {}), indent=2, ensure_ascii=False)
                 out.append(f"**● {block.get('name')}** `{block.get('id')}`\n\n" + _fence(args, "json"))
             elif kind == "tool_result":

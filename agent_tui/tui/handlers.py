@@ -213,6 +213,10 @@ class EngineEventsMixin:
 
     async def _on_permission_resolved(self, event: ev.PermissionResolved) -> None:
         self.permission.discard(event.tool_use_id)
+        record = self.tool_records.get(event.tool_use_id)
+        if record is not None and event.feedback:
+            record.feedback = event.feedback
+            self._refresh_tool(record)
 
     async def _on_usage(self, event: ev.Usage) -> None:
         if event.parent_tool_use_id:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.messages import ATTACHMENT_CALL, ATTACHMENT_RESULT
 from ..tools.base import ToolResult
 
 MENTION = re.compile(r"(?<![\w@])@((?:\\ |[^\s])+)")
@@ -82,8 +83,8 @@ async def prompt_content(prompt: Prompt, session: Any) -> str | list[dict[str, A
     for path in prompt.files:
         call = {"file_path": str(path)}
         result = await _read(read, call, session) if read is not None else _plain_read(path)
-        blocks.append({"type": "text", "text": f"Called the Read tool with the following input: {json.dumps(call)}"})
-        blocks.append({"type": "text", "text": f"Result of calling the Read tool:\n{result}"})
+        blocks.append({"type": "text", "text": ATTACHMENT_CALL + json.dumps(call)})
+        blocks.append({"type": "text", "text": ATTACHMENT_RESULT + result})
     blocks.append({"type": "text", "text": prompt.text})
     return blocks
 

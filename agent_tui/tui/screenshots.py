@@ -26,7 +26,8 @@ from .app import AgentApp
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "screenshots"
 SESSION_ID = "d3m0c0de-5c4e-4e5e-8000-000000000001"
-SIZE = (124, 34)
+# A common small terminal (the timeline folds into its strip) and a large one.
+SIZES = ((80, 24), (160, 48))
 
 Scene = Callable[[Pilot[int], "SteppedClock"], Awaitable[None]]
 
@@ -103,9 +104,10 @@ SCENES: dict[str, tuple[Scene, str | None, str]] = {
 }
 
 
-def _shoot(name: str, scene: Scene, theme: str | None, mode: str, home: Path) -> str:
-    project = _project(home / name)
-    os.environ["HOME"] = str(home / name)
+def _shoot(name: str, scene: Scene, theme: str | None, mode: str, home: Path, size: tuple[int, int]) -> str:
+    home = home / f"{name}-{size[0]}x{size[1]}"
+    project = _project(home)
+    os.environ["HOME"] = str(home)
     session = Session(
         model=DemoModel(speed=4.0),
         tools=default_tools(),
@@ -126,7 +128,7 @@ def _shoot(name: str, scene: Scene, theme: str | None, mode: str, home: Path) ->
         session.abort()
         app.exit(0)
 
-    app.run(headless=True, size=SIZE, auto_pilot=auto_pilot)
+    app.run(headless=True, size=size, auto_pilot=auto_pilot)
     return result[0]
 
 
@@ -144,10 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="agent-tui-shots-") as tmp:
             for name in args.scenes or list(SCENES):
                 scene, theme, mode = SCENES[name]
-                svg = _shoot(name, scene, theme, mode, Path(tmp))
-                target = args.out / f"{name}.svg"
-                target.write_text(svg, encoding="utf-8")
-                print(f"wrote {target}")
+                for size in SIZES:
+                    svg = _shoot(name, scene, theme, mode, Path(tmp), size)
+                    target = args.out / f"{name}-{size[0]}x{size[1]}.svg"
+                    target.write_text(svg, encoding="utf-8")
+                    print(f"wrote {target}")
     finally:
         if home is not None:
             os.environ["HOME"] = home

@@ -69,6 +69,8 @@ class ToolRecord:
     preview: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     is_error: bool = False
+    # What the person told the model when they answered `e` (no, and say why).
+    feedback: str = ""
     # Names the record's widgets; differs from tool_use_id only if a server repeats an id.
     key: str = ""
 

@@ -15,7 +15,7 @@ import pytest
 from agent_tui.tui.state import DONE, RUNNING
 from tests.loopback import hang, reply, text, tool_use
 
-from .helpers import make_app, wait_until
+from .helpers import make_app, screen_text, wait_until
 
 USAGE = {"input_tokens": 12_400}
 
@@ -163,3 +163,85 @@ def test_80_by_24(snap_compare, api, project):
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+# ---------------------------------------------------------------- the sizes people use
+
+SIZES = [pytest.param((60, 20), id="60x20"), pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_streaming_turn_at_size(snap_compare, api, project, size):
+    api.push(
+        reply(tool_use("Glob", {"pattern": "src/*.py"}, id="toolu_glob"), usage=USAGE),
+        _stream_until_hang(
+            text(
+                "Two modules live in `src/`:\n\n| file | defines | lines |\n|:-----|:------:|-----:|\n"
+                "| app.py | greet | 2 |\n| util.py | add | 2 |\n\nNext I will read `app.py` and "
+            )
+        ),
+    )
+    app, clock = _app(api, project)
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "what is in src?")
+        await wait_until(pilot, _records(app, DONE, "toolu_glob"))
+        clock.now += 0.4
+        await wait_until(pilot, lambda: "Next I will read" in screen_text(app))
+        clock.now += 1.1
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_permission_prompt_at_size(snap_compare, api, project, size):
+    target = str(project / "src" / "app.py")
+    edit = {
+        "file_path": target,
+        "old_string": '    return "Hello, " + name\n',
+        "new_string": '    """Greet someone by name."""\n    return f"Hello, {name}!"\n',
+    }
+    api.push(
+        reply(tool_use("Read", {"file_path": target}, id="toolu_read"), usage=USAGE),
+        reply(text("Now the change:"), tool_use("Edit", edit, id="toolu_edit"), usage=USAGE),
+    )
+    app, clock = _app(api, project)
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "use an f-string in greet")
+        await wait_until(pilot, lambda: app.permission.current is not None)
+        clock.now += 0.7
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_timeline_at_size(snap_compare, api, project, size):
+    api.push(
+        reply(
+            tool_use("Glob", {"pattern": "src/**/*.py"}, id="toolu_glob"),
+            tool_use("Grep", {"pattern": "def ", "path": "src"}, id="toolu_grep"),
+            usage=USAGE,
+        ),
+        reply(tool_use("Bash", {"command": "python -c 'print(2 + 2)'"}, id="toolu_bash"), usage=USAGE),
+        reply(text("Both modules define one function each; `2 + 2` is 4."), usage=USAGE),
+    )
+    app, clock = _app(api, project, allow=["Bash"])
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "survey the code and check the arithmetic")
+        await wait_until(pilot, _records(app, DONE, "toolu_glob", "toolu_grep"))
+        clock.now += 0.5
+        await wait_until(pilot, _records(app, DONE, "toolu_bash"))
+        clock.now += 1.2
+        await wait_until(pilot, lambda: app.gauge.finished_at is not None)
+        if not app.timeline.display:
+            await pilot.press("ctrl+t")  # a narrow terminal: the pane on demand
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

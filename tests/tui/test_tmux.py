@@ -7,7 +7,9 @@ Nothing inside the app is touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -59,13 +61,17 @@ class Tmux:
             raise AssertionError(f"tmux {' '.join(args)} failed: {out.stderr.strip()}")
         return out.stdout
 
-    def start(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
+    def start(self, command: list[str], cwd: Path, env: dict[str, str], size: tuple[int, int] = (120, 40)) -> None:
         # The server is started by this call, so `env` becomes its whole global
         # environment; -e repeats what matters for the pane.
         pinned = [arg for var in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "AGENT_TUI_DATA_DIR",
                                   "AGENT_TUI_CONFIG_DIR") for arg in ("-e", f"{var}={env[var]}")]
-        self.run("new-session", "-d", "-s", SESSION, "-x", "120", "-y", "40", "-c", str(cwd), *pinned,
-                 *command, env=env)
+        self.run("new-session", "-d", "-s", SESSION, "-x", str(size[0]), "-y", str(size[1]), "-c", str(cwd),
+                 *pinned, *command, env=env)
+
+    def resize(self, width: int, height: int) -> None:
+        """Resize the window, as dragging a terminal's corner does (the app gets SIGWINCH)."""
+        self.run("resize-window", "-t", SESSION, "-x", str(width), "-y", str(height))
         self.socket_path = self.run("display-message", "-p", "#{socket_path}").strip()
 
     def screen(self, history: bool = False) -> str:
@@ -136,10 +142,8 @@ class Agent:
     project: Path
 
 
-@pytest.fixture
-def agent(tmp_path: Path) -> Iterator[Agent]:
-    """`agent-tui` started in a tmux pane, in an empty project folder, talking to a
-    loopback server (script it with `agent.api.push`); on its first paint."""
+@contextlib.contextmanager
+def _launch(tmp_path: Path, size: tuple[int, int]) -> Iterator[Agent]:
     project = tmp_path / "project"
     project.mkdir()
     with LoopbackServer() as api:
@@ -149,12 +153,27 @@ def agent(tmp_path: Path) -> Iterator[Agent]:
             # left the alternate screen (tmux's own #{pane_dead_status} is unreliable:
             # tmux 3.3a can miss the SIGCHLD and leave the pane's child a zombie).
             launch = f'{shlex.quote(AGENT)}; echo "{EXITED} $?"'
-            tmux.start(["sh", "-c", launch], project, clean_env(api.url, tmp_path))
+            tmux.start(["sh", "-c", launch], project, clean_env(api.url, tmp_path), size)
             tmux.wait_for(WELCOME, FIRST_PAINT)
             yield Agent(tmux, api, project)
         finally:
             tmux.kill()
         assert api.errors == []
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Agent]:
+    """`agent-tui` started in a tmux pane, in an empty project folder, talking to a
+    loopback server (script it with `agent.api.push`); on its first paint."""
+    with _launch(tmp_path, (120, 40)) as launched:
+        yield launched
+
+
+@pytest.fixture
+def small_agent(tmp_path: Path) -> Iterator[Agent]:
+    """The same in an 80x24 terminal."""
+    with _launch(tmp_path, (80, 24)) as launched:
+        yield launched
 
 
 def test_a_person_chats_approves_a_write_aborts_a_stream_and_quits(agent):
@@ -227,3 +246,79 @@ def test_enter_right_after_the_text_sends_all_of_it(agent):
     assert sent, f"Enter sent nothing; the pane shows:\n{shown}"
     assert prompt_sent(agent.api.requests[0].body) == [words], shown
     agent.tmux.wait_for("Got the whole line.")
+
+
+SAGA_END = "And that is the whole saga."
+SAGA = " ".join(f"Chapter {n} of the saga goes on for a while." for n in range(1, 41)) + " " + SAGA_END
+
+
+def test_at_80x24_a_person_approves_a_write_and_resizes_while_the_answer_streams(small_agent):
+    tmux, srv = small_agent.tmux, small_agent.api
+    target = small_agent.project / "greeting.txt"
+    srv.push(
+        reply(tool_use("Write", {"file_path": str(target), "content": "hello at 80x24\n"}, id="toolu_write")),
+        reply(text(SAGA), chunk=12, delay=0.03),
+    )
+
+    tmux.prompt("write a greeting file")
+    shown = tmux.wait_for("Permission needed")
+    # The prompt fits an 80x24 terminal: the diff and the answer keys are both on screen.
+    assert "+hello at 80x24" in shown and "y yes" in shown and "n no" in shown
+    tmux.press("y")
+    tmux.wait_for("Chapter 1 of the saga")
+    assert target.read_text() == "hello at 80x24\n"
+
+    # Narrower, then wider, while the answer is still arriving.
+    assert SAGA_END not in tmux.screen()
+    tmux.resize(60, 20)
+    shown = tmux.wait_for(lambda s: len(s.splitlines()[0]) <= 60 and "timeline" in s)
+    tmux.resize(160, 48)
+    shown = tmux.wait_for(lambda s: SAGA_END in s and "● ready" in s, timeout=30)
+    # Wide again: the timeline pane is back beside the transcript.
+    assert "model · turn 2" in shown and "Write" in shown
+
+    tmux.press("C-q")
+    shown = tmux.wait_for(lambda s: f"{EXITED} 0" in s, history=True)
+    # As Claude Code does, the way back into the conversation is left in the terminal.
+    session_id = re.search(r"agent-tui -r ([0-9a-f-]{36})", shown)
+    assert session_id is not None, shown
+    assert "Resume this session with:" in shown
+    sessions = list((small_agent.project.parent / "user-data").rglob(f"{session_id.group(1)}.jsonl"))
+    assert len(sessions) == 1
+
+
+def test_a_command_typed_in_one_burst_runs_as_typed_fifty_times(agent):
+    """`/compact` + Enter (and `/export FILE` + Enter) arriving in one write, as from a
+    paste or a fast typist on a busy machine: each runs exactly the command typed."""
+    tmux, srv = agent.tmux, agent.api
+    srv.push(reply(text("Hello there.")))
+    tmux.prompt("say hello")
+    tmux.wait_for("Hello there.")
+
+    def answer(body: dict, index: int):
+        return reply(text(f"<summary>Summary number {index}.</summary>"))
+
+    srv.handler = answer
+    summaries = exports = 0
+    for n in range(50):
+        before = len(srv.requests)
+        if n % 3 == 2:
+            name = f"burst-{n}.md"
+            tmux.press(f"/export {name}", "Enter")
+            deadline = time.monotonic() + STEP
+            while not (agent.project / name).exists():
+                assert time.monotonic() < deadline, f"burst {n}: /export did not run; the pane shows:\n{tmux.screen()}"
+                time.sleep(0.05)
+            exports += 1
+            assert len(srv.requests) == before, f"burst {n}: /export made a model request"
+        else:
+            tmux.press("/compact", "Enter")
+            assert srv.wait_requests(before + 1, STEP), f"burst {n}: /compact did not run:\n{tmux.screen()}"
+            last = " ".join(prompt_sent(srv.requests[-1].body))
+            assert "summary" in last.lower(), f"burst {n}: the request was not a summary request"
+            summaries += 1
+            tmux.wait_for(lambda s: "Compacting conversation…" not in s and "● ready" in s)
+        # The input is empty again: nothing of the burst was left behind or completed into something else.
+        assert "Ask anything" in tmux.screen(), f"burst {n}:\n{tmux.screen()}"
+    assert (summaries, exports) == (34, 16)
+    print(f"\n50 bursts: {summaries} /compact, {exports} /export, each ran as typed")

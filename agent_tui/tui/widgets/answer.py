@@ -6,8 +6,8 @@ first answer, not before the first paint.
 
 from __future__ import annotations
 
-from textual.widgets import Markdown
+from .markdown_view import AgentMarkdown
 
 
-class AssistantText(Markdown):
+class AssistantText(AgentMarkdown):
     """One run of assistant text, written through a `MarkdownStream`."""

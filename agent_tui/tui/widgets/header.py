@@ -31,6 +31,7 @@ def short_path(path: str | Path) -> str:
 class SessionHeader(Widget):
     model_label: reactive[str] = reactive("")
     offline: reactive[bool] = reactive(False)
+    offline_requested: reactive[bool] = reactive(False)
     cwd: reactive[str] = reactive("")
     mode: reactive[str] = reactive("default")
     session_id: reactive[str] = reactive("")
@@ -40,7 +41,12 @@ class SessionHeader(Widget):
             model = Content.assemble(
                 ("◆ ", "$warning"),
                 (terminal_safe(self.model_label), "bold"),
-                (" — no API key, the demo model answers", "$text-warning"),
+                (
+                    " — --offline, the demo model answers"
+                    if self.offline_requested
+                    else " — no API key, the demo model answers",
+                    "$text-warning",
+                ),
             )
         else:
             model = Content.assemble(("◆ ", "$primary"), (terminal_safe(self.model_label), "bold"))

@@ -55,14 +55,27 @@ def _inline(token: Token) -> Content:
     return Content("").join(parts)
 
 
+def _aligned(cell: Content, width: int, align: str) -> Content:
+    """`cell` padded to `width` as its column's alignment row asks (`:-:` centre, `-:` right)."""
+    room = width - cell.cell_length
+    if align == "right":
+        return cell.pad_left(room)
+    if align == "center":
+        return cell.pad_left(room // 2).pad_right(room - room // 2)
+    return cell.pad_right(room)
+
+
 def _table(tokens: list[Token], start: int) -> tuple[list[Content], int]:
     rows: list[list[Content]] = []
+    aligns: list[str] = []
     header_rows = 0
     in_head = False
     i = start
     while i < len(tokens) and tokens[i].type != "table_close":
         kind = tokens[i].type
-        if kind == "thead_open":
+        if kind == "th_open" and len(rows) == 1:
+            aligns.append(str(tokens[i].attrGet("style") or "").removeprefix("text-align:"))
+        elif kind == "thead_open":
             in_head = True
         elif kind == "thead_close":
             in_head = False
@@ -77,7 +90,7 @@ def _table(tokens: list[Token], start: int) -> tuple[list[Content], int]:
     lines: list[Content] = []
     for n, row in enumerate(rows):
         cells = [
-            (row[c] if c < len(row) else Content("")).pad_right(widths[c] - (row[c].cell_length if c < len(row) else 0))
+            _aligned(row[c] if c < len(row) else Content(""), widths[c], aligns[c] if c < len(aligns) else "")
             for c in range(columns)
         ]
         line = Content.styled(" │ ", "$text-muted").join(cells)

@@ -47,6 +47,11 @@ class PromptInput(TextArea):
         Binding("down", "down", "History", show=False, id="input.history_next"),
         Binding("tab", "complete", "Complete", show=False, id="input.complete"),
         Binding("escape", "close_menu", "Close menu", show=False, id="input.close_menu"),
+        # The input rarely needs a page: these keys scroll the transcript.
+        Binding("pageup", "app.scroll_transcript('page_up')", "Scroll up", show=False, id="input.page_up"),
+        Binding("pagedown", "app.scroll_transcript('page_down')", "Scroll down", show=False, id="input.page_down"),
+        Binding("home", "home", "Top", show=False, id="input.home"),
+        Binding("end", "end", "Bottom", show=False, id="input.end"),
     ]
 
     class Submitted(Message):
@@ -127,6 +132,16 @@ class PromptInput(TextArea):
             self._completions = []
             menu.display = False
 
+    def _typed_in_full(self) -> bool:
+        """The highlighted candidate is exactly what was typed (then Enter sends)."""
+        index = self.menu.highlighted or 0
+        if not (0 <= index < len(self._completions)):
+            return False
+        completion = self._completions[index]
+        row, column = self.cursor_location
+        typed = self.document.get_line(row)[completion.replace_from : column]
+        return completion.final and typed.rstrip() == completion.text.rstrip()
+
     def action_close_menu(self) -> None:
         self._completions = []
         self.menu.display = False
@@ -153,7 +168,7 @@ class PromptInput(TextArea):
         # them in the queue): decide on the text as it is now, and never replace a command
         # that was typed out in full.
         self._update_completions()
-        if self.menu_open and parse_slash(self.text) is None:
+        if self.menu_open and parse_slash(self.text) is None and not self._typed_in_full():
             self._accept()
             return
         text = self.text
@@ -166,6 +181,20 @@ class PromptInput(TextArea):
         self.clear()
         self.action_close_menu()
         self.post_message(self.Submitted(text))
+
+    async def action_home(self) -> None:
+        """Start of the line; with nothing typed, the top of the transcript."""
+        if self.text:
+            self.action_cursor_line_start()
+        else:
+            await self.app.run_action("scroll_transcript('home')")
+
+    async def action_end(self) -> None:
+        """End of the line; with nothing typed, the bottom of the transcript (and follow it)."""
+        if self.text:
+            self.action_cursor_line_end()
+        else:
+            await self.app.run_action("scroll_transcript('end')")
 
     def action_newline(self) -> None:
         start, end = self.selection

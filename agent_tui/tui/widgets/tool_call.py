@@ -94,6 +94,7 @@ class ToolCall(Vertical):
     def compose(self) -> ComposeResult:
         yield ToolSummary(self._summary(), markup=False, classes="tool-summary")
         yield Static("", markup=False, classes="tool-progress")
+        yield Static("", markup=False, classes="tool-feedback")
 
     @property
     def has_output(self) -> bool:
@@ -105,6 +106,11 @@ class ToolCall(Vertical):
         for status in STATUS_ICONS:
             self.set_class(record.status == status, f"-{status}")
         self.query_one(ToolSummary).update(self._summary())
+        if record.feedback:
+            # The person's own words, shown where they answered, not behind Ctrl+O.
+            feedback = self.query_one(".tool-feedback", Static)
+            feedback.update(Content.assemble(("  ⎿ you said: ", "$text-muted"), (record.feedback, "$text-warning")))
+            feedback.display = True
         if record.finished:
             self._progress.clear()
             self.query_one(".tool-progress", Static).display = False
