@@ -8,13 +8,10 @@ so every elapsed time and timeline bar is the same on every run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from agent_tui.engine import executor
 from agent_tui.tui.state import DONE, RUNNING
 from tests.loopback import hang, reply, text, tool_use
 
@@ -42,24 +39,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-# The clock of the app under test; the executor times tools by it too (see below).
-_clocks: list[ManualClock] = []
-
-
-@pytest.fixture(autouse=True)
-def engine_times_tools_by_the_manual_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Tool durations come from the engine (ToolFinished.duration): measured on the
-    test's stepped clock, they are the same on every run however loaded the machine."""
-    monkeypatch.setattr(executor, "time", SimpleNamespace(monotonic=lambda: _clocks[-1]() if _clocks else 0.0))
-    yield
-    _clocks.clear()
-
-
 def _app(api, project, **options):
     app, _ = make_app(api, project, **options)
     clock = ManualClock()
     app.clock = clock
-    _clocks.append(clock)
     return app, clock
 
 
