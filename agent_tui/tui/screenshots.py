@@ -72,7 +72,7 @@ async def _type(pilot: Pilot[int], prompt: str) -> None:
 async def streaming_with_tools(pilot: Pilot[int], clock: SteppedClock) -> None:
     app = pilot.app
     assert isinstance(app, AgentApp)
-    await _type(pilot, "list files and search for slugify and read src/app.py and run sleep 5; ls src")
+    await _type(pilot, "list files and search for slugify and read src/app.py and run sleep 30; ls src")
     await _wait(pilot, lambda: any(r.name == "Glob" and r.finished for r in app.tool_records.values()))
     clock.now += 0.6
     await _wait(pilot, lambda: any(r.name == "Bash" and r.status == "running" for r in app.tool_records.values()))
