@@ -227,14 +227,14 @@ def test_timeline_at_size(snap_compare, api, project, size):
             tool_use("Grep", {"pattern": "def ", "path": "src"}, id="toolu_grep"),
             usage=USAGE,
         ),
-        reply(tool_use("Bash", {"command": "python -c 'print(2 + 2)'"}, id="toolu_bash"), usage=USAGE),
-        reply(text("Both modules define one function each; `2 + 2` is 4."), usage=USAGE),
+        reply(tool_use("Bash", {"command": "wc -l src/app.py"}, id="toolu_bash"), usage=USAGE),
+        reply(text("Both modules define one function each; app.py has 2 lines."), usage=USAGE),
     )
     app, clock = _app(api, project, allow=["Bash"])
 
     async def run_before(pilot) -> None:
         await _prepare(pilot)
-        await _send(pilot, "survey the code and check the arithmetic")
+        await _send(pilot, "survey the code and count the lines")
         await wait_until(pilot, _records(app, DONE, "toolu_glob", "toolu_grep"))
         clock.now += 0.5
         await wait_until(pilot, _records(app, DONE, "toolu_bash"))
