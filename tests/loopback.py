@@ -166,9 +166,8 @@ class Response:
     events: list[tuple[float, bytes]] = field(default_factory=list)
     end: str = "end"
     message: dict[str, Any] | None = None  # the whole message, for non-streaming requests
-    # When set, segment `gate_at` (and all after it) waits until the test sets the event.
-    gate: threading.Event | None = None
-    gate_at: int = 0
+    # Segment i (and all after it) waits until the test sets gates[i].
+    gates: dict[int, threading.Event] = field(default_factory=dict)
     _segments: list[tuple[float, bytes]] | None = field(default=None, repr=False)
 
     @property
@@ -403,8 +402,7 @@ def gated(of: Response, at: int = 0) -> tuple[Response, threading.Event]:
     """`of`, holding its `at`-th segment (0: everything after message_start; a
     block's ``delay_before`` starts a new segment) and the rest until the returned
     event is set: the test decides when the stream goes on, whatever the load."""
-    gate = threading.Event()
-    of.gate, of.gate_at = gate, at
+    gate = of.gates.setdefault(at, threading.Event())
     return of, gate
 
 
@@ -818,8 +816,8 @@ class LoopbackServer:
             first = resp.start_bytes(body) if resp.start is not None else b""
             await send(head + _chunk(first))
             for i, (delay, data) in enumerate(resp.segments()):
-                if i == resp.gate_at and resp.gate is not None:
-                    await asyncio.to_thread(resp.gate.wait)
+                if i in resp.gates:
+                    await asyncio.to_thread(resp.gates[i].wait)
                 await pause(delay)
                 await send(data)
             if resp.end == "drop":

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.tui.state import DONE, RUNNING
-from tests.loopback import hang, reply, text, tool_use
+from tests.loopback import gated, hang, reply, text, tool_use
 
 from .helpers import make_app, screen_text, wait_until
 
@@ -74,14 +74,16 @@ def test_idle(snap_compare, api, project):
 
 
 def test_streaming_with_the_timeline_busy(snap_compare, api, project):
-    api.push(
-        _stream_until_hang(
-            text("I'll look around the project first: the source files, then a build.\n\n"),
-            tool_use("Glob", {"pattern": "src/**/*.py"}, id="toolu_glob"),
-            tool_use("Bash", {"command": "sleep 30; touch build.log"}, id="toolu_build", delay_before=1.0),
-            tool_use("Read", {"file_path": str(project / "src" / "app.py")}, id="toolu_read", delay_before=1.0),
-        )
+    # Each tool_use block is its own segment (delay_before), held until the test's clock has moved.
+    stream = _stream_until_hang(
+        text("I'll look around the project first: the source files, then a build.\n\n"),
+        tool_use("Glob", {"pattern": "src/**/*.py"}, id="toolu_glob"),
+        tool_use("Bash", {"command": "sleep 30; touch build.log"}, id="toolu_build", delay_before=0.01),
+        tool_use("Read", {"file_path": str(project / "src" / "app.py")}, id="toolu_read", delay_before=0.01),
     )
+    stream, bash_block = gated(stream, at=1)
+    stream, read_block = gated(stream, at=2)
+    api.push(stream)
     app, clock = _app(api, project, allow=["Bash"])
 
     async def run_before(pilot) -> None:
@@ -89,8 +91,10 @@ def test_streaming_with_the_timeline_busy(snap_compare, api, project):
         await _send(pilot, "find the python files and build the project")
         await wait_until(pilot, _records(app, DONE, "toolu_glob"))
         clock.now += 0.8
+        bash_block.set()
         await wait_until(pilot, _records(app, RUNNING, "toolu_build"))
         clock.now += 1.6
+        read_block.set()
         await wait_until(pilot, lambda: "toolu_read" in app.tool_records)
         clock.now += 0.9
         await pilot.pause(0.3)
