@@ -75,3 +75,12 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool_result blocks of the last user message of a request body (cache markers left out)."""
     last = uncached(body["messages"][-1])
     return [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def alive(pid: int) -> bool:
+    """Running, not merely a zombie that nobody has reaped yet."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"

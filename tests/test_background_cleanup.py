@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.engine import events as ev
+from tests.engine_helpers import alive
 from tests.loopback import gated, hang, reply, text, tool_use
 from tests.test_print_mode import AGENT, env_for
 from tests.tui.helpers import finished, make_app, type_prompt, wait_until
@@ -20,14 +21,6 @@ from tests.tui.helpers import finished, make_app, type_prompt, wait_until
 # The backgrounded sleep writes its own pid, then the shell waits on it.
 BACKGROUND = "sleep 1000 & echo $! > bg.pid; wait"
 
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting for a parent that never reaps it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def poll(condition, what: str, attempts: int = 2400) -> None:

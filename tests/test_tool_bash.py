@@ -11,6 +11,7 @@ import pytest
 
 from agent_tui.tools.base import Progress, ToolContext, ToolResult
 from agent_tui.tools.bash import BashTool
+from tests.engine_helpers import alive
 
 # Prints the pids of two background sleeps and of the shell, then waits on them.
 SPAWN_CHILDREN = "sleep 100 & echo child $!; sleep 100 & echo child $!; echo shell $$; wait"
@@ -26,14 +27,6 @@ async def run(input: dict, ctx: ToolContext) -> tuple[list[Progress], ToolResult
 def pids_in(text: str) -> list[int]:
     return [int(pid) for pid in re.findall(r"(?:child|shell) (\d+)", text)]
 
-
-def alive(pid: int) -> bool:
-    """Running, not merely an unreaped zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 async def wait_for_pids(progress: asyncio.Queue) -> list[int]:
