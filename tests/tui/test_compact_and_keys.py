@@ -72,7 +72,7 @@ async def test_escape_cancels_compact_and_leaves_the_history_unchanged(api, tmp_
         await wait_until(pilot, lambda: any(isinstance(e, ev.CompactionProgress) for e in recorded))
 
         await pilot.press("escape")
-        assert await asyncio.to_thread(api.wait_disconnect, 1, 3.0)
+        assert await asyncio.to_thread(api.wait_disconnect, 1, 30.0)
         await wait_until(pilot, lambda: app.compacting is None and not app.session.running)
         await pilot.pause(0.05)
         assert app.session.history == before

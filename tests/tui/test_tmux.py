@@ -212,7 +212,7 @@ def test_a_person_chats_approves_a_write_aborts_a_stream_and_quits(agent):
     assert not srv.disconnects
     pressed = time.monotonic()
     tmux.press("Escape")
-    assert srv.wait_disconnect(1, 3.0), f"the server saw no disconnect; the pane shows:\n{tmux.screen()}"
+    assert srv.wait_disconnect(1, 30.0), f"the server saw no disconnect; the pane shows:\n{tmux.screen()}"
     assert srv.disconnects[0] - pressed < 1.0  # about 0.1 s: the terminal's Esc delay, then the abort
     tmux.wait_for("Interrupted")
 
