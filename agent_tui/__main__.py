@@ -6,6 +6,9 @@ import sys
 
 
 def main() -> int:
+    from . import interrupts
+
+    interrupts.watch()
     try:
         # Imported here, so that an interrupt during the imports is caught too.
         from .cli import main as run

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
+from . import __version__, interrupts
 from .config import LOCAL_SETTINGS, Settings, SettingsError, apply_env, load_settings
 from .engine.claude_files import find_command, load_mcp_json, split_mcp_json
 from .engine.model import DEFAULT_MODEL
@@ -282,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 await session.aclose()
 
+        if interrupts.settle():
+            return 130
         try:
             return asyncio.run(print_and_close())
         except KeyboardInterrupt:
@@ -289,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from .tui.app import run_tui
 
+    if interrupts.settle():
+        return 130
     return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
                    pick_session=args.resume == "", mcp_json_pending=pending)
 

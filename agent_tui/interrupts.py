@@ -1,0 +1,33 @@
+"""Ctrl+C during start-up, remembered as well as raised.
+
+Python drops an exception raised inside a weakref callback ("Exception ignored in ..."),
+and the import system runs such callbacks, so a KeyboardInterrupt that lands there
+would be lost and the run would go on as if no key had been pressed. The flag keeps it.
+"""
+
+from __future__ import annotations
+
+import signal
+
+_interrupted = False
+
+
+def _on_sigint(_signum: int, _frame: object) -> None:
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
+def watch() -> None:
+    """From here until `settle()`, every Ctrl+C is remembered."""
+    signal.signal(signal.SIGINT, _on_sigint)
+
+
+def settle() -> bool:
+    """Hand Ctrl+C back to Python's default handler (asyncio and Textual take it from
+    there); True when one arrived during start-up, even if it was swallowed."""
+    global _interrupted
+    if signal.getsignal(signal.SIGINT) is _on_sigint:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    seen, _interrupted = _interrupted, False
+    return seen
