@@ -31,6 +31,8 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
+from .paths import shown_path
+
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 EFFORT_LEVELS = ("low", "medium", "high", "max")
 PROJECT_SETTINGS = Path(".agent-tui") / "settings.json"
@@ -380,7 +382,7 @@ def load_settings(
     # (source, label, keys, file, folder that anchors its `/pattern` permission rules)
     layers: list[tuple[str, str, dict[str, Any], Path | None, Path | None]] = []
     for source, label, path, anchor in (
-        ("user", f"user ({_display(user_path)})", user_path, user_path.parent),
+        ("user", f"user ({shown_path(user_path)})", user_path, user_path.parent),
         ("claude-project", f"Claude Code project ({CLAUDE_PROJECT_SETTINGS})", cwd / CLAUDE_PROJECT_SETTINGS, cwd),
         ("claude-local", f"Claude Code local ({CLAUDE_LOCAL_SETTINGS})", cwd / CLAUDE_LOCAL_SETTINGS, cwd),
         ("project", f"project ({PROJECT_SETTINGS})", cwd / PROJECT_SETTINGS, cwd),
@@ -389,7 +391,7 @@ def load_settings(
         data = _read_file(path, settings.problems, missing_ok=True)
         if data is not None:
             foreign = source.startswith("claude-")
-            validated = _validated(data, str(_display(path)), settings.problems, foreign=foreign)
+            validated = _validated(data, str(shown_path(path)), settings.problems, foreign=foreign)
             layers.append((source, label, validated, path, anchor))
     if settings_file is not None:
         text = str(settings_file)
@@ -402,7 +404,7 @@ def load_settings(
             if not file.is_absolute():
                 file = cwd / file
             data = _read_file(file, settings.problems, missing_ok=False)
-            label = f"--settings ({_display(file)})"
+            label = f"--settings ({shown_path(file)})"
         if data is not None:
             anchor = file.parent if file is not None else None
             layers.append(("settings", label, _validated(data, label, settings.problems), file, anchor))
@@ -416,27 +418,19 @@ def load_settings(
     return settings
 
 
-def _display(path: Path) -> str:
-    home = Path.home()
-    try:
-        return "~/" + str(path.relative_to(home))
-    except ValueError:
-        return str(path)
-
-
 def _read_file(path: Path, problems: list[str], *, missing_ok: bool) -> dict[str, Any] | None:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         if not missing_ok:
-            problems.append(f"{_display(path)}: settings file not found")
+            problems.append(f"{shown_path(path)}: settings file not found")
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{_display(path)}: cannot read settings: {exc}")
+        problems.append(f"{shown_path(path)}: cannot read settings: {exc}")
         return None
     if not text.strip():
         return None
-    return _parse_json(text, _display(path), problems)
+    return _parse_json(text, shown_path(path), problems)
 
 
 # JSONC, as editors write settings: comments, and a comma before a closing bracket.  Strings

@@ -5,7 +5,6 @@ transcript gets the other's records."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 
 from agent_tui.engine.messages import check_history

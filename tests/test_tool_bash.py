@@ -12,13 +12,14 @@ import pytest
 from agent_tui.tools.base import Progress, ToolContext, ToolResult
 from agent_tui.tools.bash import BashTool
 from tests.engine_helpers import alive
+from tests.tool_call import call_tool
 
 # Prints the pids of two background sleeps and of the shell, then waits on them.
 SPAWN_CHILDREN = "sleep 100 & echo child $!; sleep 100 & echo child $!; echo shell $$; wait"
 
 
 async def run(input: dict, ctx: ToolContext) -> tuple[list[Progress], ToolResult]:
-    items = [item async for item in BashTool().call(input, ctx)]
+    items = await call_tool(BashTool(), input, ctx)
     result = items[-1]
     assert isinstance(result, ToolResult)
     return items[:-1], result

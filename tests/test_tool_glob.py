@@ -8,10 +8,11 @@ from pathlib import Path
 from agent_tui.tools import glob as glob_module
 from agent_tui.tools.base import ToolContext, ToolResult
 from agent_tui.tools.glob import TRUNCATED_NOTE, GlobTool
+from tests.tool_call import call_tool
 
 
 async def run(input: dict, ctx: ToolContext) -> ToolResult:
-    items = [item async for item in GlobTool().call(input, ctx)]
+    items = await call_tool(GlobTool(), input, ctx)
     assert isinstance(items[-1], ToolResult)
     return items[-1]
 

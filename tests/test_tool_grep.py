@@ -10,10 +10,11 @@ import pytest
 
 from agent_tui.tools.base import ToolContext, ToolResult
 from agent_tui.tools.grep import GrepTool, find_rg
+from tests.tool_call import call_tool
 
 
 async def run(input: dict, ctx: ToolContext) -> ToolResult:
-    items = [item async for item in GrepTool().call(input, ctx)]
+    items = await call_tool(GrepTool(), input, ctx)
     assert isinstance(items[-1], ToolResult)
     return items[-1]
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 from agent_tui.tools.base import Progress, ToolContext, ToolResult, validate_schema
 from agent_tui.tools.read import ReadTool
+from tests.tool_call import call_tool
 
 
 async def run(input: dict, ctx: ToolContext) -> ToolResult:
-    items: list[Progress | ToolResult] = [item async for item in ReadTool().call(input, ctx)]
+    items: list[Progress | ToolResult] = await call_tool(ReadTool(), input, ctx)
     assert isinstance(items[-1], ToolResult)
     return items[-1]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
-from agent_tui.tools.base import ToolContext, ToolResult
+from agent_tui.tools.base import ToolContext, ToolResult, tool_to_api
 from agent_tui.tools.file_state import MODIFIED_MESSAGE, NOT_READ_MESSAGE, record_read
 from agent_tui.tools.write import WriteTool
 
@@ -211,5 +211,5 @@ def test_not_read_only_not_concurrency_safe_and_summary_is_relative(tmp_path):
     assert tool.is_concurrency_safe(input) is False
     assert tool.summarize(input) == os.path.join("src", "a.py")
     assert tool.summarize({"file_path": "/elsewhere/b.py", "content": ""}) == "/elsewhere/b.py"
-    assert tool.to_api()["name"] == "Write"
+    assert tool_to_api(tool)["name"] == "Write"
     assert tool.input_schema["required"] == ["file_path", "content"]

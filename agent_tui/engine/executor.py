@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.base import Progress, Tool, ToolContext, ToolResult, one_line, validate_schema
+from ..tools.base import (
+    Progress,
+    Tool,
+    ToolContext,
+    ToolResult,
+    one_line,
+    validate_input,
+)
 from . import events as ev
 from .hooks import HookOutcome, HookRunner, context_text, hook_label
 from .messages import REJECT_MESSAGE, tool_result_block, valid_utf8
@@ -254,9 +261,7 @@ class StreamingToolExecutor:
         tool = t.tool
         assert tool is not None
         ctx = self._make_context(t.id)
-        problem = validate_schema(tool.input_schema, t.input)
-        if problem is None:
-            problem = await tool.validate(t.input, ctx)
+        problem = await validate_input(tool, t.input, ctx)
         if problem is not None:
             self._finish(t, problem, True, "error")
             return
@@ -330,9 +335,7 @@ class StreamingToolExecutor:
         t.hook_context.extend(context_text(label, c) for c in outcome.additional_context)
         if outcome.updated_input is not None:
             t.updated_input = outcome.updated_input
-            problem = validate_schema(tool.input_schema, t.input)
-            if problem is None:
-                problem = await tool.validate(t.input, ctx)
+            problem = await validate_input(tool, t.input, ctx)
             if problem is not None:
                 self._finish(t, f"{problem} (in the input a {label} hook rewrote)", True, "error")
         return outcome

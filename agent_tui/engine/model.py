@@ -345,24 +345,6 @@ class StreamAccumulator:
         self._done.add(index)
         return block
 
-    def partial_blocks(self) -> list[dict[str, Any]]:
-        """Blocks of an interrupted stream: finished ones as they are, unfinished
-        text/thinking with what arrived so far and `_partial` set (tool_use left out)."""
-        out = []
-        for index in sorted(self.blocks):
-            block = self.blocks[index]
-            if index in self._done:
-                out.append(block)
-                continue
-            btype = block.get("type")
-            parts = self._parts.get(index)
-            text = parts.getvalue() if parts is not None else ""
-            if btype == "text" and text:
-                out.append({"type": "text", "text": text, "_partial": True})
-            elif btype == "thinking":
-                continue  # A thinking block without its signature cannot be sent back.
-        return out
-
     def message(self) -> dict[str, Any]:
         content = []
         for index in sorted(self.blocks):

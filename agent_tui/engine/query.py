@@ -39,12 +39,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..tools.base import Tool, ToolContext
+from ..tools.base import Tool, ToolContext, tool_to_api, tools_by_name
 from . import events as ev
+from .aborting import race_abort
 from .budget import BudgetTracking, BudgetVerdict, check_token_budget
 from .compaction import CompactionFailed, CompactionInterrupted, compact_conversation
 from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
-from .aborting import race_abort
 from .executor import ExecutorOptions, StreamingToolExecutor
 from .hooks import HookOutcome, HookRunner, stop_hook_block_cap
 from .messages import (
@@ -72,9 +72,9 @@ from .model import (
     context_window_for,
     output_cap_for,
 )
+from .permissions import PermissionPolicy
 from .pricing import add_usage
 from .thinking import continues_with_thinking, thinking_for
-from .permissions import PermissionPolicy
 
 
 class Transition(str, enum.Enum):
@@ -293,7 +293,6 @@ def escalated_max_tokens(model: str) -> int:
 async def query(params: QueryParams) -> Terminal:
     emit = params.emit
     parent = params.parent_tool_use_id
-    tools_by_name = {t.name: t for t in params.tools}
     api_tools = [tool_to_api(t) for t in params.tools]
     primary = params.model_name or params.model.name
     settings = params.compaction or CompactionSettings()
@@ -389,7 +388,7 @@ async def query(params: QueryParams) -> Terminal:
 
         def make_executor() -> StreamingToolExecutor:
             return StreamingToolExecutor(
-                tools_by_name,
+                tools_by_name(params.tools),
                 policy=params.policy,
                 emit=emit,
                 make_context=make_context,
@@ -869,10 +868,6 @@ async def _stream_once(
 
 def _public_block(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if not k.startswith("_")}
-
-
-def tool_to_api(tool: Tool) -> dict[str, Any]:
-    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
 def _last_text(messages: list[Message]) -> str:

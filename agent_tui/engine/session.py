@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import platform
-import subprocess
 import tempfile
 import time
 import uuid
@@ -21,7 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..tools.base import Tool, ToolContext
+from ..tools.base import Tool, ToolContext, tool_to_api, with_tools
 from ..tools.file_state import ReadStateWatcher
 from . import events as ev
 from .bus import EventBus
@@ -51,7 +50,7 @@ from .messages import (
 from .model import DEFAULT_MAX_TOKENS, ModelClient, ModelRequest, context_window_for
 from .permissions import PermissionPolicy
 from .pricing import add_usage, total_cost_usd
-from .query import QueryParams, RetryPolicy, Terminal, TerminalReason, query, tool_to_api
+from .query import QueryParams, RetryPolicy, Terminal, TerminalReason, query
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
 
 if TYPE_CHECKING:
@@ -560,7 +559,9 @@ class Session:
 
         self.mcp = McpManager(servers, cwd=self.cwd, start_timeout=start_timeout, call_timeout=call_timeout)
         statuses = await self.mcp.start()
-        self.tools = [*self.tools, *self.mcp.tools()]
+        self.tools, shadowed = with_tools(self.tools, self.mcp.tools())
+        for name in shadowed:
+            self.bus.publish(ev.Notice(kind="warning", message=f"MCP tool {name} not added: a tool of that name exists"))
         if instructions := self.mcp.instructions():
             self.system_prompt += "\n\n" + instructions
         for status in statuses:
@@ -763,12 +764,3 @@ def _prompt_text(content: list[dict[str, Any]]) -> str:
     """What the person typed: the text blocks, without the @-file attachments."""
     return "".join(b.get("text", "") for b in content if b.get("type") == "text" and not is_attachment(b))
 
-
-def git_branch(cwd: Path) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=2
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None

@@ -17,11 +17,12 @@ import difflib
 import os
 import secrets
 import stat
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import AsyncIterator
 from typing import Any
 
+from ..paths import shown_path
 from .base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
 
 CRLF = "\r\n"
@@ -294,21 +295,8 @@ def commit(change: PlannedChange, ctx: ToolContext) -> dict[str, Any]:
 # ---------------------------------------------------------------- display
 
 
-def display_path(path: Path, cwd: Path) -> str:
-    """`path` relative to `cwd` when inside it, else absolute."""
-    absolute = os.path.abspath(path)
-    for base in (os.path.abspath(cwd), os.path.realpath(cwd)):
-        try:
-            rel = os.path.relpath(absolute, base)
-        except ValueError:
-            continue
-        if rel != ".." and not rel.startswith(".." + os.sep) and not os.path.isabs(rel):
-            return rel
-    return absolute
-
-
 def diff_label(path: Path, cwd: Path) -> str:
-    shown = Path(display_path(path, cwd)).as_posix()
+    shown = Path(shown_path(path, cwd, home=False)).as_posix()
     return shown.lstrip("/")
 
 
@@ -397,7 +385,7 @@ class FileChangeTool(BaseTool, abc.ABC):
         if not isinstance(file_path, str):
             return ""
         cwd = self._cwd if self._cwd is not None else Path.cwd()
-        return display_path(resolve_path(file_path, cwd), cwd)
+        return shown_path(resolve_path(file_path, cwd), cwd, home=False)
 
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         try:

@@ -11,7 +11,7 @@ parallel (fail closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -108,9 +108,6 @@ class BaseTool:
                 return one_line(input[key], 80)
         return ""
 
-    def to_api(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
-
 
 class ReadOnlyTool(BaseTool):
     """A tool that never changes anything: allowed inside the working directories
@@ -142,6 +139,12 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "object": (dict,),
 }
+
+
+async def validate_input(tool: Tool, input: dict[str, Any], ctx: ToolContext) -> str | None:
+    """The schema, then the tool's own checks: what stands between a tool_use and `call`."""
+    problem = validate_schema(tool.input_schema, input)
+    return problem if problem is not None else await tool.validate(input, ctx)
 
 
 def validate_schema(schema: dict[str, Any], value: Any, path: str = "") -> str | None:
@@ -194,3 +197,31 @@ def _type_name(value: Any) -> str:
         if isinstance(value, types) and not (name in ("integer", "number") and isinstance(value, bool)):
             return name
     return "null" if value is None else type(value).__name__
+
+
+def tools_by_name(tools: Iterable[Tool]) -> dict[str, Tool]:
+    """Look-up by the name the model uses in tool_use blocks; a duplicate name is a bug."""
+    table: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in table:
+            raise ValueError(f"two tools are named {tool.name!r}")
+        table[tool.name] = tool
+    return table
+
+
+def with_tools(tools: Sequence[Tool], extra: Iterable[Tool]) -> tuple[list[Tool], list[str]]:
+    """`tools` plus those of `extra` whose names are free, and the names left out:
+    a server's tool never shadows a built-in or an earlier server's tool."""
+    merged, taken, shadowed = list(tools), {t.name for t in tools}, []
+    for tool in extra:
+        if tool.name in taken:
+            shadowed.append(tool.name)
+        else:
+            merged.append(tool)
+            taken.add(tool.name)
+    return merged, shadowed
+
+
+def tool_to_api(tool: Tool) -> dict[str, Any]:
+    """The tool as the Messages API's `tools` list takes it."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}

@@ -147,10 +147,6 @@ class BashTool(BaseTool):
         return None
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
-        problem = await self.validate(input, ctx)
-        if problem:
-            yield ToolResult(problem, is_error=True)
-            return
         command = input["command"]
         try:
             launch = self._launch(input, ctx)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .bash_parse import CommandPart, ParsedCommand, Word, children, parse_command
+from .bash_parse import CommandPart, ParsedCommand, children, parse_command
 from .bash_paths import static
 
 _LIST_OPERATORS = {"&&", "||", ";", "\n"}

@@ -8,7 +8,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.base import (
+    Progress,
+    ReadOnlyTool,
+    ToolContext,
+    ToolResult,
+    resolve_path,
+)
 from agent_tui.tools.globs import glob_to_regex
 from agent_tui.tools.grep import find_rg, run_rg, sort_by_mtime
 
@@ -57,10 +63,6 @@ class GlobTool(ReadOnlyTool):
         return None
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
-        problem = await self.validate(input, ctx)
-        if problem:
-            yield ToolResult(problem, is_error=True)
-            return
         base, pattern = _split_pattern(input["pattern"], resolve_path(input.get("path", "."), ctx.cwd).resolve())
         if not base.is_dir():
             yield ToolResult("No files found", data={"files": [], "count": 0, "truncated": False})

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.base import (
+    Progress,
+    ReadOnlyTool,
+    ToolContext,
+    ToolResult,
+    resolve_path,
+)
 
 # Enough for any sane search; a runaway pattern is stopped rather than buffered without end.
 MAX_OUTPUT_BYTES = 20_000_000
@@ -198,10 +204,6 @@ class GrepTool(ReadOnlyTool):
         return None
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
-        problem = await self.validate(input, ctx)
-        if problem:
-            yield ToolResult(problem, is_error=True)
-            return
         mode = input.get("output_mode", "files_with_matches")
         target = resolve_path(input.get("path", "."), ctx.cwd).resolve()
         run = await run_rg(_rg_args(input, mode, target), ctx.cwd, ctx.abort)

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.tools._fileio import open_regular
-from agent_tui.tools.base import Progress, ReadOnlyTool, ToolContext, ToolResult, resolve_path
+from agent_tui.tools.base import (
+    Progress,
+    ReadOnlyTool,
+    ToolContext,
+    ToolResult,
+    resolve_path,
+)
 from agent_tui.tools.file_state import record_read
 
 DEFAULT_LIMIT = 2000
@@ -83,10 +89,6 @@ class ReadTool(ReadOnlyTool):
         return None
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
-        problem = await self.validate(input, ctx)
-        if problem:
-            yield ToolResult(problem, is_error=True)
-            return
         # normalised but not symlink-resolved: the key the read-state cache uses
         path = Path(os.path.abspath(resolve_path(input["file_path"], ctx.cwd)))
         start = max(input.get("offset") or 1, 1)

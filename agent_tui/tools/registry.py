@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +36,3 @@ def default_tools(cwd: Path | None = None, settings: Any = None) -> list[Tool]:
         AgentTool(),
     ]
 
-
-def tools_by_name(tools: Iterable[Tool]) -> dict[str, Tool]:
-    """Look-up by the name the model uses in tool_use blocks; a duplicate name is a bug."""
-    table: dict[str, Tool] = {}
-    for tool in tools:
-        if tool.name in table:
-            raise ValueError(f"two tools are named {tool.name!r}")
-        table[tool.name] = tool
-    return table

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.permissions import MODES
 from ..engine.pricing import format_usd
+from ..paths import shown_path
 from .state import format_seconds, format_tokens
 
 if TYPE_CHECKING:
@@ -272,7 +273,7 @@ async def _memory(app: AgentApp, arg: str) -> None:
     for f in files:
         via = f" (imported by {f.imported_from.name})" if f.imported_from else ""
         cut = " (truncated)" if f.truncated else ""
-        lines.append(f"| `{_short_path(f.path, app.session.cwd)}`{via} | {f.scope} | {len(f.content):,} chars{cut} |")
+        lines.append(f"| `{shown_path(f.path, app.session.cwd)}`{via} | {f.scope} | {len(f.content):,} chars{cut} |")
     for problem in getattr(memory, "problems", []):
         lines.append(f"\n**Problem:** {problem}")
     lines.append("\n`/memory reload` reads them again.")
@@ -338,16 +339,6 @@ async def _todos(app: AgentApp, arg: str) -> None:
         return
     marks = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
     await app.show_markdown("\n".join(f"- {marks.get(t.get('status'), '☐')} {t.get('content', '')}" for t in todos))
-
-
-def _short_path(path: Path, cwd: Path) -> str:
-    """A path relative to the working directory, or to the home folder, when it is inside one."""
-    for base, prefix in ((cwd, ""), (Path.home(), "~/")):
-        try:
-            return prefix + str(Path(path).relative_to(base))
-        except ValueError:
-            continue
-    return str(path)
 
 
 def _cell(text: str) -> str:

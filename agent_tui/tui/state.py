@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..paths import shown_path
+
 # Executor statuses (DESIGN §4) plus the outcomes of `tool_finished`.
 QUEUED = "queued"
 AWAITING = "awaiting_permission"
@@ -100,10 +102,7 @@ def display_summary(summary: str, input: dict[str, Any], cwd: Path) -> str:
     """The tool's one-line summary, with a file path shown relative to the project."""
     path = input.get("file_path") or input.get("notebook_path")
     if isinstance(path, str) and path:
-        try:
-            return str(Path(path).relative_to(cwd))
-        except ValueError:
-            return path
+        return shown_path(path, cwd)
     return summary.replace(f"{cwd}{os.sep}", "")
 
 

@@ -107,8 +107,9 @@ async def test_approving_mcp_json_servers_starts_them_and_remembers_the_answer(a
         await wait_until(pilot, lambda: "New MCP server found in .mcp.json" in screen_text(app))
         assert "tickets" in screen_text(app)
         await pilot.press("y")
-        await wait_until(pilot, lambda: app.session.mcp is not None and app.session.mcp.servers()[0].state == "connected",
-                         timeout=30)
+        # The tools join the session after the server reports itself connected: wait for them.
+        await wait_until(pilot, lambda: any(t.name.startswith("mcp__") for t in app.session.tools), timeout=30)
+        assert app.session.mcp is not None and app.session.mcp.servers()[0].state == "connected"
         assert [t.name for t in app.session.tools if t.name.startswith("mcp__")] == ["mcp__tickets__find_ticket"]
     local = json.loads((tmp_path / ".agent-tui" / "settings.local.json").read_text())
     assert local == {"enabledMcpjsonServers": ["tickets"]}

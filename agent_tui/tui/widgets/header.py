@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ...paths import shown_path
 from ..safe_text import terminal_safe
 
 MODE_LABELS = {
@@ -17,15 +16,6 @@ MODE_LABELS = {
     "bypassPermissions": "bypass permissions",
     "dontAsk": "don't ask (deny)",
 }
-
-
-def short_path(path: str | Path) -> str:
-    """`~/src/project` rather than `/home/someone/src/project`."""
-    p = Path(path)
-    try:
-        return "~/" + str(p.relative_to(Path.home())) if p != Path.home() else "~"
-    except ValueError:
-        return str(p)
 
 
 class SessionHeader(Widget):
@@ -56,7 +46,7 @@ class SessionHeader(Widget):
         return Content.assemble(
             model,
             ("  ·  ", "$foreground-muted"),
-            (terminal_safe(short_path(self.cwd)), "$text-secondary"),
+            (terminal_safe(shown_path(self.cwd)), "$text-secondary"),
             ("  ·  ", "$foreground-muted"),
             (f"⏵ {MODE_LABELS.get(self.mode, self.mode)}", mode_style),
             ("  ·  ", "$foreground-muted"),

@@ -21,6 +21,7 @@ from textual.widgets import Input, Static
 
 from ...engine.events import PermissionRequested
 from ...engine.permissions import PermissionAnswer
+from ...paths import shown_path
 from .diff import DiffView
 
 _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url")
@@ -31,15 +32,8 @@ def describe_input(request: PermissionRequested, cwd: Path) -> str:
     data = request.input
     for key in _PREVIEW_KEYS:
         if isinstance(data.get(key), str):
-            return relative_to(data[key], cwd) if key in ("file_path", "path") else data[key]
+            return shown_path(data[key], cwd) if key in ("file_path", "path") else data[key]
     return json.dumps(data, ensure_ascii=False)[:500]
-
-
-def relative_to(path: str, cwd: Path) -> str:
-    try:
-        return str(Path(path).relative_to(cwd))
-    except ValueError:
-        return path
 
 
 class FeedbackInput(Input):
