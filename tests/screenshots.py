@@ -1,4 +1,4 @@
-"""Regenerate the README screenshots: `python -m agent_tui.tui.screenshots [--out DIR]`.
+"""Regenerate the README screenshots: `python -m tests.screenshots [--out DIR]`.
 
 Each scene runs the real app headless against the offline demo model and
 its real tools, in a throw-away project under a throw-away HOME (so the
@@ -18,11 +18,11 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from ..engine.demo import DemoModel
-from ..engine.permissions import PermissionPolicy
-from ..engine.session import Session
-from ..tools.registry import default_tools
-from .app import AgentApp
+from agent_tui.engine.demo import DemoModel
+from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.session import Session
+from agent_tui.tools.registry import default_tools
+from agent_tui.tui.app import AgentApp
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "screenshots"
 SESSION_ID = "d3m0c0de-5c4e-4e5e-8000-000000000001"
@@ -133,7 +133,7 @@ def _shoot(name: str, scene: Scene, theme: str | None, mode: str, home: Path, si
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agent_tui.tui.screenshots", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.screenshots", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"folder for the SVGs (default: {DEFAULT_OUT})")
     parser.add_argument("scenes", nargs="*", help=f"scenes to shoot: {', '.join(SCENES)} (default: all)")
     args = parser.parse_args(argv)
