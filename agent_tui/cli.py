@@ -19,6 +19,7 @@ from .engine.permission_rules import Rule, unknown_tool_problem
 from .engine.permissions import MODES, PermissionPolicy
 
 if TYPE_CHECKING:
+    from .engine.model import ModelClient
     from .engine.session import Session
     from .engine.store import SessionInfo
 
@@ -98,7 +99,7 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
     return flags
 
 
-def choose_model(settings: Settings, offline: bool = False):
+def choose_model(settings: Settings, offline: bool = False) -> ModelClient:
     """The demo model offline or without credentials; Bedrock or Vertex AI when the environment
     asks for them (the SDK is imported only then); else the Messages API."""
     from .engine.providers import provider_from_env
@@ -183,21 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     prompt = args.prompt
     if args.print_mode and prompt is None and not sys.stdin.isatty():
         prompt = sys.stdin.read()
-    if args.print_mode and not (prompt or "").strip():
-        print("agent-tui: -p needs a prompt (as an argument or on stdin)", file=sys.stderr)
-        return 2
-    if args.print_mode and args.output_format == "stream-json" and not args.verbose:
-        # Claude Code's rule, so a script that works with one works with the other.
-        print("Error: When using --print, --output-format=stream-json requires --verbose", file=sys.stderr)
-        return 1
-    if args.include_partial and args.output_format != "stream-json":
-        print("Error: --include-partial-messages requires --print and --output-format=stream-json", file=sys.stderr)
-        return 1
-
-    from .engine.query import RetryPolicy
-    from .engine.session import Session, SessionOptions
-    from .tools.registry import default_tools
-
+    status = _flag_problem(args, prompt)
+    if status is not None:
+        return status
     try:
         settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args))
     except SettingsError as exc:
@@ -208,8 +197,52 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_mode:
         for problem in settings.problems:
             print(f"agent-tui: settings: {problem}", file=sys.stderr)
+    servers = _mcp_servers(args, cwd, settings)
+    if isinstance(servers, int):
+        return servers
+    mcp_servers, pending = servers
+    try:
+        model = choose_model(settings, args.offline)
+    except RuntimeError as exc:
+        print(f"agent-tui: {exc}", file=sys.stderr)
+        return 2
+    session = _make_session(args, cwd, settings, policy, model, mcp_servers)
+    if args.continue_session or args.resume is not None:
+        status = resume_session(session, args)
+        if status is not None:
+            return status
+    if args.print_mode:
+        return _print(session, args, prompt or "")
 
-    # Project servers from `.mcp.json` run once approved (the TUI asks; print mode never does).
+    from .tui.app import run_tui
+
+    if interrupts.settle():
+        return 130
+    return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
+                   pick_session=args.resume == "", mcp_json_pending=pending)
+
+
+def _flag_problem(args: argparse.Namespace, prompt: str | None) -> int | None:
+    """An exit status when the flags do not go together."""
+    if args.print_mode and not (prompt or "").strip():
+        print("agent-tui: -p needs a prompt (as an argument or on stdin)", file=sys.stderr)
+        return 2
+    if args.print_mode and args.output_format == "stream-json" and not args.verbose:
+        # Claude Code's rule, so a script that works with one works with the other.
+        print("Error: When using --print, --output-format=stream-json requires --verbose", file=sys.stderr)
+        return 1
+    if args.include_partial and args.output_format != "stream-json":
+        print("Error: --include-partial-messages requires --print and --output-format=stream-json", file=sys.stderr)
+        return 1
+    return None
+
+
+def _mcp_servers(
+    args: argparse.Namespace, cwd: Path, settings: Settings
+) -> tuple[dict[str, Any] | None, dict[str, dict]] | int:
+    """The MCP servers to start and the `.mcp.json` ones still to approve, or an exit status.
+
+    Project servers from `.mcp.json` run once approved (the TUI asks; print mode never does)."""
     mcp_json_problems: list[str] = []
     approved, pending = split_mcp_json(load_mcp_json(cwd, mcp_json_problems), settings)
     settings.problems.extend(mcp_json_problems)
@@ -228,12 +261,16 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"agent-tui: invalid MCP configuration: {exc}", file=sys.stderr)
             return 2
-    try:
-        model = choose_model(settings, args.offline)
-    except RuntimeError as exc:
-        print(f"agent-tui: {exc}", file=sys.stderr)
-        return 2
-    session = Session(
+    return mcp_servers, pending
+
+
+def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, policy: PermissionPolicy,
+                  model: ModelClient, mcp_servers: dict[str, Any] | None) -> Session:
+    from .engine.query import RetryPolicy
+    from .engine.session import Session, SessionOptions
+    from .tools.registry import default_tools
+
+    return Session(
         model=model,
         tools=default_tools(cwd, settings),
         cwd=cwd,
@@ -252,49 +289,41 @@ def main(argv: list[str] | None = None) -> int:
             watch_files=not args.print_mode,
         ),
     )
-    if args.continue_session or args.resume is not None:
-        status = resume_session(session, args)
-        if status is not None:
-            return status
-    if args.print_mode:
-        from .printer import run_print
 
-        allowed_tools: tuple[str, ...] = ()
-        found = find_command(session.custom_commands, prompt)
-        if found is not None:
-            command, arguments = found
-            prompt, allowed_tools = command.expand(arguments), command.allowed_tools
 
-        async def print_and_close() -> int:
-            terminated: list[bool] = []
+def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:
+    """`-p`: one prompt (or a custom slash command), printed in the chosen format."""
+    from .printer import run_print
 
-            def on_sigterm() -> None:
-                terminated.append(True)
-                session.abort()
+    allowed_tools: tuple[str, ...] = ()
+    found = find_command(session.custom_commands, prompt)
+    if found is not None:
+        command, arguments = found
+        prompt, allowed_tools = command.expand(arguments), command.allowed_tools
 
-            # SIGTERM ends the turn like Ctrl+C, so `aclose` still kills background commands.
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
-            try:
-                code = await run_print(session, prompt, args.output_format, verbose=args.verbose,
-                                       include_partial=args.include_partial, allowed_tools=allowed_tools)
-                return 128 + signal.SIGTERM if terminated else code
-            finally:
-                await session.aclose()
+    async def print_and_close() -> int:
+        terminated: list[bool] = []
 
-        if interrupts.settle():
-            return 130
+        def on_sigterm() -> None:
+            terminated.append(True)
+            session.abort()
+
+        # SIGTERM ends the turn like Ctrl+C, so `aclose` still kills background commands.
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
         try:
-            return asyncio.run(print_and_close())
-        except KeyboardInterrupt:
-            return 130
-
-    from .tui.app import run_tui
+            code = await run_print(session, prompt, args.output_format, verbose=args.verbose,
+                                   include_partial=args.include_partial, allowed_tools=allowed_tools)
+            return 128 + signal.SIGTERM if terminated else code
+        finally:
+            await session.aclose()
 
     if interrupts.settle():
         return 130
-    return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
-                   pick_session=args.resume == "", mcp_json_pending=pending)
+    try:
+        return asyncio.run(print_and_close())
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ aborts the turn cleanly and exits 130.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -89,6 +90,27 @@ async def run_print(
     started = time.monotonic()
     # Claude Code's messages of a `json --verbose` run, printed as one array at the end.
     messages: list[dict[str, Any]] = []
+    _listen(session, output_format, out, messages, verbose=verbose, include_partial=include_partial)
+    terminal, interrupted = await _submit(session, prompt, allowed_tools)
+    result = result_object(session, terminal, int((time.monotonic() - started) * 1000))
+    if output_format == "json" and verbose:
+        out.write(json.dumps([*messages, result], ensure_ascii=False) + "\n")
+    elif output_format != "text":
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    else:
+        _print_text(session, terminal, out)
+    out.flush()
+    if interrupted or terminal.reason in _ABORTED:
+        return 130
+    return 1 if terminal.is_error else 0
+
+
+_ABORTED = (TerminalReason.ABORTED_STREAMING, TerminalReason.ABORTED_TOOLS)
+
+
+def _listen(session: Session, output_format: str, out: TextIO, messages: list[dict[str, Any]], *,
+            verbose: bool, include_partial: bool) -> None:
+    """Subscribe what prints as the run goes: the chosen stream format, or retry notices."""
     encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
     if output_format == "stream-json":
 
@@ -112,6 +134,10 @@ async def run_print(
     else:
         session.bus.add_listener(_retry_notices)
 
+
+async def _submit(session: Session, prompt: str, allowed_tools: Sequence[str]) -> tuple[Terminal, bool]:
+    """Run the prompt with Ctrl+C ending the turn (not the process); the terminal, and
+    whether Ctrl+C was pressed."""
     loop = asyncio.get_running_loop()
     interrupted = False
 
@@ -120,44 +146,28 @@ async def run_print(
         interrupted = True
         session.abort()
 
-    try:
+    with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
-    except (NotImplementedError, RuntimeError):
-        pass
     try:
         terminal = await session.submit(prompt, allowed_tools=allowed_tools)
     finally:
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
-    duration_ms = int((time.monotonic() - started) * 1000)
-    result = result_object(session, terminal, duration_ms)
+    return terminal, interrupted
 
-    if output_format == "json" and verbose:
-        out.write(json.dumps([*messages, result], ensure_ascii=False) + "\n")
-    elif output_format != "text":
-        out.write(json.dumps(result, ensure_ascii=False) + "\n")
-    else:
-        if terminal.result:
-            out.write(terminal.result.rstrip("\n") + "\n")
-        if terminal.error and terminal.reason not in (
-            TerminalReason.ABORTED_STREAMING,
-            TerminalReason.ABORTED_TOOLS,
-        ):
-            print(f"agent-tui: {terminal.error}", file=sys.stderr)
-        if terminal.reason in (TerminalReason.ABORTED_STREAMING, TerminalReason.ABORTED_TOOLS):
-            print("agent-tui: interrupted", file=sys.stderr)
-        if session.permission_denials:
-            names = ", ".join(sorted({d.tool_name for d in session.permission_denials}))
-            print(
-                f"agent-tui: permission denied for {names} (allow with --allowedTools or --permission-mode)",
-                file=sys.stderr,
-            )
-    out.flush()
-    if interrupted or terminal.reason in (TerminalReason.ABORTED_STREAMING, TerminalReason.ABORTED_TOOLS):
-        return 130
-    return 1 if terminal.is_error else 0
+
+def _print_text(session: Session, terminal: Terminal, out: TextIO) -> None:
+    """`--output-format text`: the answer on stdout; what went wrong on stderr."""
+    if terminal.result:
+        out.write(terminal.result.rstrip("\n") + "\n")
+    if terminal.error and terminal.reason not in _ABORTED:
+        print(f"agent-tui: {terminal.error}", file=sys.stderr)
+    if terminal.reason in _ABORTED:
+        print("agent-tui: interrupted", file=sys.stderr)
+    if session.permission_denials:
+        names = ", ".join(sorted({d.tool_name for d in session.permission_denials}))
+        print(f"agent-tui: permission denied for {names} (allow with --allowedTools or --permission-mode)",
+              file=sys.stderr)
 
 
 def _retry_notices(event: ev.Event) -> None:

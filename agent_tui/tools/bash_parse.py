@@ -391,95 +391,94 @@ def _unquote_heredoc_delimiters(source: str) -> str:
     pending: list[tuple[str, bool]] = []
     i, n = 0, len(source)
     while i < n:
+        if stack[-1] in ("squote", "ansi", "dquote"):
+            i = _step_quoted(source, i, stack)
+            continue
         c = source[i]
-        ctx = stack[-1]
-        if ctx == "squote":
-            if c == "'":
-                stack.pop()
-            i += 1
-            continue
-        if ctx == "ansi":
-            if c == "\\":
-                i += 2
-                continue
-            if c == "'":
-                stack.pop()
-            i += 1
-            continue
-        if ctx == "dquote":
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                stack.pop()
-            elif source.startswith("$(", i):
-                stack.append("subst")
-                i += 2
-                continue
-            elif c == "`":
-                stack.append("btick")
-            i += 1
-            continue
-        # code, subst, paren, btick: shell syntax
-        if c == "\\":
-            i += 2
-            continue
         if c == "\n" and pending:
             i = _skip_heredoc_bodies(source, i + 1, pending)
             pending = []
-            continue
-        if c == "'":
-            stack.append("squote")
-        elif c == '"':
-            stack.append("dquote")
-        elif source.startswith("$'", i):
-            stack.append("ansi")
-            i += 2
-            continue
+        elif source.startswith("<<", i) and not source.startswith("<<<", i):
+            i = _heredoc_operator(source, i, out, pending)
+        else:
+            i = _step_code(source, i, stack)
+    return "".join(out)
+
+
+def _step_quoted(source: str, i: int, stack: list[str]) -> int:
+    """One step inside quotes ('…', $'…', "…"): where the scan goes next."""
+    c, ctx = source[i], stack[-1]
+    if c == "\\" and ctx != "squote":
+        return i + 2
+    if ctx == "dquote":
+        if c == '"':
+            stack.pop()
         elif source.startswith("$(", i):
             stack.append("subst")
-            i += 2
-            continue
-        elif c == "(":
-            stack.append("paren")
-        elif c == ")" and ctx in ("subst", "paren"):
-            stack.pop()
+            return i + 2
         elif c == "`":
-            if ctx == "btick":
-                stack.pop()
-            else:
-                stack.append("btick")
-        elif c == "#" and (i == 0 or source[i - 1] in " \t\n;|&()"):
-            while i < n and source[i] != "\n":
-                i += 1
-            continue
-        elif source.startswith("<<", i) and not source.startswith("<<<", i):
-            j = i + 2
-            strip_tabs = source.startswith("-", j)
-            j += strip_tabs
-            while j < n and source[j] in " \t":
-                j += 1
-            if j < n and source[j] in "'\"":
-                end = source.find(source[j], j + 1)
-                if end > j + 1 and "\n" not in source[j:end]:
-                    out[j] = out[end] = " "
-                    pending.append((source[j + 1 : end], strip_tabs))
-                    i = end + 1
-                    continue
-            elif j < n and source[j] == "\\":
-                m = re.match(r"\\(\w+)", source[j:])
-                if m:
-                    out[j] = " "
-                    pending.append((m.group(1), strip_tabs))
-                    i = j + m.end()
-                    continue
-            m = re.match(r"\w+", source[j:])
-            if m:
-                pending.append((m.group(0), strip_tabs))
-                i = j + m.end()
-                continue
-        i += 1
-    return "".join(out)
+            stack.append("btick")
+    elif c == "'":
+        stack.pop()
+    return i + 1
+
+
+def _step_code(source: str, i: int, stack: list[str]) -> int:
+    """One step of shell syntax (top level, `$(…)`, `(…)`, backquotes)."""
+    c, ctx = source[i], stack[-1]
+    if c == "\\":
+        return i + 2
+    if c == "'":
+        stack.append("squote")
+    elif c == '"':
+        stack.append("dquote")
+    elif source.startswith("$'", i):
+        stack.append("ansi")
+        return i + 2
+    elif source.startswith("$(", i):
+        stack.append("subst")
+        return i + 2
+    elif c == "(":
+        stack.append("paren")
+    elif c == ")" and ctx in ("subst", "paren"):
+        stack.pop()
+    elif c == "`":
+        if ctx == "btick":
+            stack.pop()
+        else:
+            stack.append("btick")
+    elif c == "#" and (i == 0 or source[i - 1] in " \t\n;|&()"):
+        end = source.find("\n", i)
+        return len(source) if end < 0 else end
+    return i + 1
+
+
+def _heredoc_operator(source: str, i: int, out: list[str], pending: list[tuple[str, bool]]) -> int:
+    """At `<<`: note the delimiter (its body starts after the line), unquote it in `out`,
+    and return where the scan goes next."""
+    n = len(source)
+    j = i + 2
+    strip_tabs = source.startswith("-", j)
+    j += strip_tabs
+    while j < n and source[j] in " \t":
+        j += 1
+    if j < n and source[j] in "'\"":
+        end = source.find(source[j], j + 1)
+        if end > j + 1 and "\n" not in source[j:end]:
+            out[j] = out[end] = " "
+            pending.append((source[j + 1 : end], strip_tabs))
+            return end + 1
+    elif j < n and source[j] == "\\":
+        m = re.match(r"\\(\w+)", source[j:])
+        if m:
+            out[j] = " "
+            pending.append((m.group(1), strip_tabs))
+            return j + m.end()
+    m = re.match(r"\w+", source[j:])
+    if m:
+        pending.append((m.group(0), strip_tabs))
+        return j + m.end()
+    return i + 1
 
 
 def _skip_heredoc_bodies(source: str, i: int, pending: list[tuple[str, bool]]) -> int:
