@@ -309,9 +309,12 @@ class _Danger:
             return None
         elif args and args[0].startswith("-") and args[0] != "--":
             i = 1
-        for pid in args[i:]:
+        for k, pid in enumerate(args[i:], start=i + 1):
             if pid == "--":
                 continue
+            if k < len(words) and words[k].expands:
+                # `kill $PID` / `kill $(pgrep x)`: the target is only known when it runs (-1 is a value too).
+                return f"kill {words[k].raw} signals a process chosen only when the command runs"
             if pid == "-1":
                 return "kill -1 signals every process it is allowed to"
             if re.fullmatch(r"-\d+", pid):
