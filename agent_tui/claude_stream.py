@@ -80,6 +80,8 @@ class ClaudeCodeStream:
             self._usage(event)  # type: ignore[arg-type]
         elif kind is ev.SessionStarted:
             self.emit(self.init_message(event))  # type: ignore[arg-type]
+        elif kind is ev.AttemptDiscarded:
+            self._discarded(event)  # type: ignore[arg-type]
         elif kind is ev.Compaction and event.parent_tool_use_id is None:
             self.emit(
                 {
@@ -158,6 +160,26 @@ class ClaudeCodeStream:
             request.open.discard(event.index)
             self._stream_event(parent, {"type": "content_block_stop", "index": event.index})
         self.emit(self._assistant(request, [block], parent))
+
+    def _discarded(self, event: ev.AttemptDiscarded) -> None:
+        """Assistant lines already printed for an attempt that is not part of the
+        conversation (retried, failed over, or asked again with a larger limit):
+        name their message id, so a reader can drop them."""
+        request = self._requests.get(event.parent_tool_use_id)
+        if request is None:
+            return
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "attempt_discarded",
+                "message_id": request.id,
+                "reason": event.reason,
+                "attempt": event.attempt,
+                "parent_tool_use_id": event.parent_tool_use_id,
+                "session_id": self.session.session_id,
+                "uuid": _uuid(),
+            }
+        )
 
     def _tool_result(self, event: ev.ToolFinished) -> None:
         block = event.result

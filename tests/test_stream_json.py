@@ -114,3 +114,23 @@ def test_engine_events_stay_available_as_stream_events(api, tmp_path):
     kinds = [m["type"] for m in parse(out.stdout)]
     assert kinds[0] == "session_started" and "text_delta" in kinds and "query_finished" in kinds
     assert kinds[-1] == "result"
+
+
+def test_lines_of_a_discarded_attempt_are_named_so_a_reader_can_drop_them(api, tmp_path):
+    api.push(reply("The beginning of a long answer that", stop_reason="max_tokens"), reply("The whole answer."))
+
+    out = run(["-p", "write a lot", "--output-format", "stream-json", "--verbose"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    lines = parse(out.stdout)
+    assert [(m["type"], m.get("subtype")) for m in lines] == [
+        ("system", "init"), ("assistant", None), ("system", "attempt_discarded"), ("assistant", None),
+        ("result", "success"),
+    ]
+    _init, cut, discarded, whole, result = lines
+    assert cut["message"]["content"] == [{"type": "text", "text": "The beginning of a long answer that"}]
+    assert discarded["message_id"] == cut["message"]["id"] != whole["message"]["id"]
+    assert discarded["reason"] == "escalation" and discarded["attempt"] == 1
+    kept = [m for m in lines if m["type"] == "assistant" and m["message"]["id"] != discarded["message_id"]]
+    assert [m["message"]["content"] for m in kept] == [[{"type": "text", "text": "The whole answer."}]]
+    assert result["result"] == "The whole answer."
