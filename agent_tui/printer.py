@@ -90,8 +90,10 @@ async def run_print(
     started = time.monotonic()
     # Claude Code's messages of a `json --verbose` run, printed as one array at the end.
     messages: list[dict[str, Any]] = []
-    _listen(session, output_format, out, messages, verbose=verbose, include_partial=include_partial)
+    retry_line = _listen(session, output_format, out, messages, verbose=verbose, include_partial=include_partial)
     terminal, interrupted = await _submit(session, prompt, allowed_tools)
+    if retry_line is not None:
+        retry_line.close()
     result = result_object(session, terminal, int((time.monotonic() - started) * 1000))
     if output_format == "json" and verbose:
         out.write(json.dumps([*messages, result], ensure_ascii=False) + "\n")
@@ -109,7 +111,7 @@ _ABORTED = (TerminalReason.ABORTED_STREAMING, TerminalReason.ABORTED_TOOLS)
 
 
 def _listen(session: Session, output_format: str, out: TextIO, messages: list[dict[str, Any]], *,
-            verbose: bool, include_partial: bool) -> None:
+            verbose: bool, include_partial: bool) -> RetryLine | None:
     """Subscribe what prints as the run goes: the chosen stream format, or retry notices."""
     encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
     if output_format == "stream-json":
@@ -131,8 +133,10 @@ def _listen(session: Session, output_format: str, out: TextIO, messages: list[di
                 write(encode(event.to_dict()) + "\n")
 
         session.bus.add_listener(print_event)
-    else:
-        session.bus.add_listener(_retry_notices)
+        return None
+    retry_line = RetryLine(sys.stderr)
+    session.bus.add_listener(retry_line)
+    return retry_line
 
 
 async def _submit(session: Session, prompt: str, allowed_tools: Sequence[str]) -> tuple[Terminal, bool]:
@@ -170,7 +174,29 @@ def _print_text(session: Session, terminal: Terminal, out: TextIO) -> None:
               file=sys.stderr)
 
 
-def _retry_notices(event: ev.Event) -> None:
-    """Retries and a model fallback go to stderr: stdout carries only the answer or JSON."""
-    if type(event) is ev.Notice and event.kind in ("retry", "fallback"):
-        print(f"agent-tui: {event.message}", file=sys.stderr)
+class RetryLine:
+    """Retries and a model fallback go to stderr (stdout carries only the answer or JSON).
+    On a terminal, one retry after another rewrites one line, as the TUI does; piped,
+    each is a line of its own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.rewrite = stream.isatty()
+        self.open = False
+
+    def __call__(self, event: ev.Event) -> None:
+        if type(event) is not ev.Notice or event.kind not in ("retry", "fallback"):
+            return
+        if self.rewrite and event.kind == "retry":
+            self.stream.write(f"\r\x1b[2Kagent-tui: {event.message}")
+            self.stream.flush()
+            self.open = True
+        else:
+            self.close()
+            print(f"agent-tui: {event.message}", file=self.stream)
+
+    def close(self) -> None:
+        """End the line being rewritten, before anything else is printed."""
+        if self.open:
+            self.stream.write("\n")
+            self.open = False
