@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+
 from ..config import NOTIF_CHANNELS as CHANNELS
 
 BEL = "\x07"
@@ -47,24 +48,40 @@ def auto_channel(environ: Mapping[str, str]) -> str:
     return "both"
 
 
+def tmux_passthrough(sequence: str) -> str:
+    """An escape sequence tmux hands on to the terminal outside it (with `allow-passthrough`
+    on) instead of swallowing: DCS `tmux;` with every ESC doubled."""
+    return "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
+
+
 def sequences(channel: str, title: str, body: str, environ: Mapping[str, str] | None = None) -> str:
-    """What to write to the terminal for one notification on `channel`."""
+    """What to write to the terminal for one notification on `channel` (inside tmux, the
+    notification sequences pass through to the outer terminal; tmux rings the bell itself)."""
+    environ = os.environ if environ is None else environ
     if channel == "auto":
-        channel = auto_channel(os.environ if environ is None else environ)
+        channel = auto_channel(environ)
+    notification, bell = _sequences(channel, title, body)
+    if notification and environ.get("TMUX"):
+        notification = tmux_passthrough(notification)
+    return notification + bell
+
+
+def _sequences(channel: str, title: str, body: str) -> tuple[str, str]:
+    """The notification sequences of `channel`, and its bell."""
     if channel == "notifications_disabled":
-        return ""
+        return "", ""
     if channel == "terminal_bell":
-        return BEL
+        return "", BEL
     if channel in ("iterm2", "osc9"):
-        return osc9(title, body)
+        return osc9(title, body), ""
     if channel == "iterm2_with_bell":
-        return osc9(title, body) + BEL
+        return osc9(title, body), BEL
     if channel in ("ghostty", "osc777"):
-        return osc777(title, body) + BEL
+        return osc777(title, body), BEL
     if channel == "kitty":
-        return osc99(title, body) + BEL
+        return osc99(title, body), BEL
     # An unknown terminal: both common desktop-notification sequences (others ignore them) and the bell.
-    return osc9(title, body) + osc777(title, body) + BEL
+    return osc9(title, body) + osc777(title, body), BEL
 
 
 class Notifier:

@@ -171,7 +171,8 @@ async def blur(pilot, app: AgentApp) -> None:
     await wait_until(pilot, lambda: not app.app_focus)
 
 
-async def test_a_turn_that_ends_while_the_terminal_is_unfocused_notifies(api, tmp_path):
+async def test_a_turn_that_ends_while_the_terminal_is_unfocused_notifies(api, tmp_path, monkeypatch):
+    monkeypatch.delenv("TMUX", raising=False)  # inside tmux the sequence is wrapped for passthrough
     api.push(reply("All done here."))
     app, recorded = app_for(api, tmp_path, settings=Settings(preferred_notif_channel="ghostty"))
     written: list[str] = []
