@@ -85,6 +85,8 @@ class ExecutorOptions:
     max_concurrency: int = 10
     parent_tool_use_id: str | None = None
     denials: list[PermissionDenial] = field(default_factory=list)
+    # What tool durations are measured with: front ends show them, and tests step a manual clock.
+    clock: Callable[[], float] = time.monotonic
 
 
 class StreamingToolExecutor:
@@ -215,7 +217,7 @@ class StreamingToolExecutor:
             return
         t.status = "done"
         t.outcome = outcome
-        t.finished = time.monotonic()
+        t.finished = self._options.clock()
         # Output of a non-UTF-8 file or command: history and front ends only ever hold valid text.
         content, data = valid_utf8(content), valid_utf8(data)
         t.result = tool_result_block(t.id, content, is_error)
@@ -271,7 +273,7 @@ class StreamingToolExecutor:
         if not await self._permitted(t, tool, pre):
             return
         t.status = "running"
-        t.started = time.monotonic()
+        t.started = self._options.clock()
         self._emit(ev.ToolStarted(tool_use_id=t.id, name=t.name, parent_tool_use_id=self._options.parent_tool_use_id))
         result: ToolResult | None = None
         async for item in tool.call(t.input, ctx):

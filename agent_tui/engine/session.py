@@ -14,7 +14,7 @@ import platform
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -91,6 +91,8 @@ class SessionOptions:
     thinking: str | int | None = None
     # None: from settings (`effort`).
     effort: str | None = None
+    # Measures tool durations (`tool_finished`); tests inject the clock their front end reads.
+    clock: Callable[[], float] = time.monotonic
 
 
 def is_git_repo(cwd: Path) -> bool:
@@ -665,7 +667,9 @@ class Session:
                     context_window=self.context_window,
                     retry=self.options.retry,
                     executor_options=ExecutorOptions(
-                        max_concurrency=self.options.max_concurrency, denials=self.permission_denials
+                        max_concurrency=self.options.max_concurrency,
+                        denials=self.permission_denials,
+                        clock=self.options.clock,
                     ),
                     usage_totals=usage,
                     usage_by_model=by_model,

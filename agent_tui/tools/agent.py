@@ -223,6 +223,7 @@ async def _run_subagent(session: Session, agent: AgentDefinition, input: dict[st
             max_concurrency=options.max_concurrency,
             parent_tool_use_id=tool_use_id,
             denials=session.permission_denials,
+            clock=options.clock,
         ),
         hooks=session.hooks,
         fallback_model=session.fallback_model,

@@ -198,7 +198,11 @@ class EngineEventsMixin:
         if record is None:
             return
         record.status = event.status
-        record.finished_at = self.clock()
+        now = record.finished_at = self.clock()
+        if record.started_at is not None:
+            # The engine timed the run; the UI may have heard of its start late, so its bar starts from the measure.
+            record.duration = event.duration
+            record.started_at = max(record.queued_at, now - event.duration)
         record.preview = event.preview
         record.data = event.data
         record.is_error = event.is_error

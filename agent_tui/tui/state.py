@@ -75,6 +75,8 @@ class ToolRecord:
     feedback: str = ""
     # Names the record's widgets; differs from tool_use_id only if a server repeats an id.
     key: str = ""
+    # The engine's measure of the run (`tool_finished`), which the UI clock only approximates.
+    duration: float | None = None
 
     def __post_init__(self) -> None:
         self.key = self.key or self.tool_use_id
@@ -84,7 +86,9 @@ class ToolRecord:
         return self.status in FINISHED
 
     def elapsed(self, now: float) -> float:
-        """Running time (or waiting time, before it started)."""
+        """Running time (or waiting time, before it started); the engine's measure once finished."""
+        if self.duration is not None:
+            return self.duration
         start = self.started_at if self.started_at is not None else self.queued_at
         end = self.finished_at if self.finished_at is not None else now
         return max(0.0, end - start)

@@ -42,7 +42,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _app(api, project, **options):
     app, _ = make_app(api, project, **options)
     clock = ManualClock()
-    app.clock = clock
+    # The screen's times and the engine's tool durations come from the one clock the test steps.
+    app.clock = app.session.options.clock = clock
     return app, clock
 
 
