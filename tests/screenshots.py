@@ -23,6 +23,7 @@ from agent_tui.engine.permissions import PermissionPolicy
 from agent_tui.engine.session import Session
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
+from agent_tui.tui.state import ToolStatus
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "screenshots"
 SESSION_ID = "d3m0c0de-5c4e-4e5e-8000-000000000001"
@@ -73,9 +74,9 @@ async def streaming_with_tools(pilot: Pilot[int], clock: SteppedClock) -> None:
     app = pilot.app
     assert isinstance(app, AgentApp)
     await _type(pilot, "list files and search for slugify and read src/app.py and run sleep 30; ls src")
-    await _wait(pilot, lambda: any(r.name == "Glob" and r.finished for r in app.tool_records.values()))
+    await _wait(pilot, lambda: any(r.name == "Glob" and r.finished for r in app.conversation.tool_records.values()))
     clock.now += 0.6
-    await _wait(pilot, lambda: any(r.name == "Bash" and r.status == "running" for r in app.tool_records.values()))
+    await _wait(pilot, lambda: any(r.name == "Bash" and r.status is ToolStatus.RUNNING for r in app.conversation.tool_records.values()))
     clock.now += 2.4
     await pilot.pause(0.3)
 

@@ -1,9 +1,9 @@
 """The Textual front end: engine events in, user intents out (DESIGN §8).
 
 `AgentApp` holds a `Session` made by the caller.  The bridge worker turns
-bus events into `EngineEvents` batches, handled in order by the mixin in
-`handlers.py`; each prompt runs `Session.submit()` in its own worker, in the
-order typed.  The app never drives the loop: it submits, aborts, and answers
+bus events into `EngineEvents` batches, which the app's `Conversation`
+(`conversation.py`) applies in order; each prompt runs `Session.submit()` in
+its own worker, in the order typed.  The app never drives the loop: it submits, aborts, and answers
 permission Futures.
 """
 
@@ -13,20 +13,15 @@ import asyncio
 import contextlib
 import signal
 import time
-import weakref
-from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.content import Content
 from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.widget import Widget
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
@@ -37,14 +32,13 @@ from ..engine.session import Session
 from .bridge import Bridge, EngineEvents
 from .commands import parse_slash, run_slash
 from .export import history_markdown
-from .handlers import EngineEventsMixin
+from .conversation import Conversation
 from .mentions import Prompt, mentioned_files, prompt_content
 from .notify import Notifier
 from .screens import McpApprovalScreen, TranscriptScreen
-from .state import CompactionStatus, ToolRecord, TurnRecord
-from .streaming import TextRun
+from .state import CompactionStatus
 from .themes import DEFAULT_THEME, load_themes
-from .widgets.gauge import SPINNER, Gauge
+from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
 from .widgets.permission import PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
@@ -53,15 +47,12 @@ from .widgets.tool_call import ToolCall
 from .widgets.thinking import ThinkingBlock
 from .widgets.transcript import Notice, Transcript
 
-if TYPE_CHECKING:
-    from .widgets.answer import AssistantText
-
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
 NARROW = 100  # below this width the timeline folds into a one-line strip
 
 
-class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
+class AgentApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui"
 
@@ -99,25 +90,7 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self._keymap_setting = dict(keymap or {})
         self._bridge = Bridge(session.bus, self)
         self._prompt_order = asyncio.Lock()
-        self._queued: deque[Prompt] = deque()
-        self.tool_records: dict[str, ToolRecord] = {}
-        # Weak: a tool call pruned from the transcript is not kept alive here.
-        self._tool_calls: weakref.WeakValueDictionary[str, ToolCall] = weakref.WeakValueDictionary()
-        self._turn: TurnRecord | None = None
-        self._text_run: TextRun | None = None
-        # Finished answers still drawn by Markdown widgets, frozen at the next prompt.
-        self._unfrozen: list[AssistantText] = []
-        self._thinking: ThinkingBlock | None = None
-        self._notice_rows: dict[str, Notice] = {}
-        # What the current request's attempt drew (text, thinking): removed if the attempt is discarded.
-        self._attempt_widgets: list[Widget] = []
         self._last_interrupt = float("-inf")
-        self._error_shown = False
-        self._interrupt_shown = False
-        self._output_base = 0
-        self._stream_chars = 0
-        # A compaction in progress (manual or automatic); None otherwise.
-        self.compacting: CompactionStatus | None = None
         self._problems: list[str] = []
         # Ctrl+T's choice; None follows the terminal's width.
         self._timeline_shown: bool | None = None
@@ -155,10 +128,9 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         self.permission = self.query_one(PermissionPrompt)
         self.prompt_input = self.query_one(PromptInput)
         self.header = self.query_one(SessionHeader)
-        self.queued_view = self.query_one("#queued", Static)
         self.timeline_strip = self.query_one(TimelineStrip)
-        self.activity_line = self.query_one("#activity", Static)
-        self.activity_line.display = False
+        self.query_one("#activity", Static).display = False
+        self.conversation = Conversation(self, self.session, lambda: self.clock())
         self._widgets_found = True
         if self._keymap_setting:
             self.set_keymap(self._keymap_setting)
@@ -171,11 +143,11 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         gauge.context_window = self.session.context_window
         gauge.threshold = self.session.auto_compact_threshold
         self.permission.display = False
-        self.queued_view.display = False
+        self.query_one("#queued", Static).display = False
         self.apply_layout()
         self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
         self.session.bus.add_listener(self._notify_when_away)
-        self.set_interval(TICK, self._tick)
+        self.set_interval(TICK, self.conversation.tick)
         self.prompt_input.focus()
         self.transcript.add(Notice(self._welcome(), kind="welcome"))
         for problem in self._problems:
@@ -278,8 +250,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         """Send a prompt now, or after the running turn (it shows as queued meanwhile).
         `allowed_tools`: rules allowed while it runs (a custom command's `allowed-tools`)."""
         prompt = Prompt(text, mentioned_files(text, self.session.cwd), allowed_tools=allowed_tools)
-        self._queued.append(prompt)
-        self._show_queued()
+        self.conversation.queued.append(prompt)
+        self.conversation.show_queued()
         self.run_worker(self._run_prompt(prompt), group="prompt", exit_on_error=False)
 
     async def _run_prompt(self, prompt: Prompt) -> None:
@@ -287,18 +259,17 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
             try:
                 content = await prompt_content(prompt, self.session)
             except Exception as exc:
-                self._queued.remove(prompt)
-                self._show_queued()
+                self.conversation.queued.remove(prompt)
+                self.conversation.show_queued()
                 self.say(f"Could not attach files: {exc}", kind="error")
                 return
             await self.session.submit(content, allowed_tools=prompt.allowed_tools)
 
-    def _show_queued(self) -> None:
-        widget = self.queued_view
-        waiting = list(self._queued) if self.session.running else []
-        widget.display = bool(waiting)
-        lines = [f"⏳ queued: {p.text.strip().splitlines()[0][:200]}" for p in waiting]
-        widget.update("\n".join(lines))
+    async def on_engine_events(self, message: EngineEvents) -> None:
+        try:
+            await self.conversation.handle(message.events)
+        finally:
+            message.handled.set()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
@@ -454,30 +425,12 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
         if self.session.running:
             self.say("A turn is running: press Esc first, or wait, then /compact.", kind="error")
             return
-        self.show_compacting(CompactionStatus("manual", self.clock()))
+        self.conversation.show_compacting(CompactionStatus("manual", self.clock()))
         try:
             # Progress and the result arrive as events on the bus.
             await self.session.compact(instructions)
         finally:
-            self.show_compacting(None)
-
-    def show_compacting(self, status: CompactionStatus | None) -> None:
-        self.compacting = status
-        self.refresh_activity_line()
-        self.gauge.activity = self._activity()
-
-    def refresh_activity_line(self) -> None:
-        line, status = self.activity_line, self.compacting
-        line.display = status is not None
-        if status is not None:
-            frame = SPINNER[int(self.clock() * 10) % len(SPINNER)]
-            line.update(
-                Content.assemble(
-                    (f"{frame} ", "$text-accent"),
-                    (status.describe(self.clock()), "$text-accent"),
-                    (" · esc to interrupt", "$text-muted"),
-                )
-            )
+            self.conversation.show_compacting(None)
 
     async def clear_conversation(self) -> None:
         if self.session.running:
@@ -491,15 +444,8 @@ class AgentApp(EngineEventsMixin, App[int], inherit_bindings=False):
 
     async def clear_view(self) -> None:
         """Empty the transcript, timeline and gauge (the engine's history is not touched)."""
-        self.tool_records.clear()
-        self._tool_calls.clear()
-        await self.transcript.clear_entries()
-        self.timeline.clear()
+        await self.conversation.clear()
         self.apply_layout()
-        gauge = self.gauge
-        gauge.context_tokens = 0
-        gauge.output_tokens = 0
-        gauge.started_at = None
 
     async def replay(self, events: list) -> None:
         """Rebuild the view of a resumed session from its stored events, through the same

@@ -11,29 +11,57 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from ..paths import shown_path
 
-# Executor statuses (DESIGN §4) plus the outcomes of `tool_finished`.
-QUEUED = "queued"
-AWAITING = "awaiting_permission"
-RUNNING = "running"
-DONE = "done"
-ERROR = "error"
-CANCELLED = "cancelled"
-REJECTED = "rejected"
-FINISHED = frozenset({DONE, ERROR, CANCELLED, REJECTED})
 
-STATUS_LABELS = {
-    QUEUED: "queued",
-    AWAITING: "awaiting permission",
-    RUNNING: "running",
-    DONE: "done",
-    ERROR: "error",
-    CANCELLED: "cancelled",
-    REJECTED: "rejected",
+class ToolStatus(StrEnum):
+    """Where a tool call is: the executor's statuses (DESIGN §4), then the outcome of `tool_finished`."""
+
+    QUEUED = "queued"
+    AWAITING = "awaiting_permission"
+    RUNNING = "running"
+    DONE = "done"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+    REJECTED = "rejected"
+
+    @property
+    def finished(self) -> bool:
+        return self in _FINISHED
+
+    @property
+    def icon(self) -> tuple[str, str]:
+        """The glyph and its style, the same in the timeline and the transcript."""
+        return _ICONS[self]
+
+    @property
+    def style(self) -> str:
+        """The style of the status's bar and elapsed time."""
+        return _STYLES[self]
+
+
+_FINISHED = frozenset({ToolStatus.DONE, ToolStatus.ERROR, ToolStatus.CANCELLED, ToolStatus.REJECTED})
+_ICONS = {
+    ToolStatus.QUEUED: ("○", "$text-muted"),
+    ToolStatus.AWAITING: ("?", "$text-warning bold"),
+    ToolStatus.RUNNING: ("◐", "$text-accent"),
+    ToolStatus.DONE: ("●", "$text-success"),
+    ToolStatus.ERROR: ("✗", "$text-error"),
+    ToolStatus.CANCELLED: ("⊘", "$text-muted"),
+    ToolStatus.REJECTED: ("⊘", "$text-warning"),
+}
+_STYLES = {
+    ToolStatus.QUEUED: "$text-muted",
+    ToolStatus.AWAITING: "$text-warning",
+    ToolStatus.RUNNING: "$text-accent",
+    ToolStatus.DONE: "$text-success",
+    ToolStatus.ERROR: "$text-error",
+    ToolStatus.CANCELLED: "$text-muted",
+    ToolStatus.REJECTED: "$text-warning",
 }
 
 
@@ -65,7 +93,7 @@ class ToolRecord:
     queued_at: float
     turn: TurnRecord | None = None
     parent_tool_use_id: str | None = None
-    status: str = QUEUED
+    status: ToolStatus = ToolStatus.QUEUED
     started_at: float | None = None
     finished_at: float | None = None
     preview: str = ""
@@ -83,7 +111,7 @@ class ToolRecord:
 
     @property
     def finished(self) -> bool:
-        return self.status in FINISHED
+        return self.status.finished
 
     def elapsed(self, now: float) -> float:
         """Running time (or waiting time, before it started); the engine's measure once finished."""

@@ -157,7 +157,7 @@ async def long_session(cwd: Path, turns: int = 300) -> tuple[float, float]:
         async with app.run_test(size=(120, 40)) as pilot:
             for n in range(turns):
                 app.submit_prompt(f"turn {n}")
-                while app.gauge.finished_at is None or app.session.running or app._queued:
+                while app.gauge.finished_at is None or app.session.running or app.conversation.queued:
                     await asyncio.sleep(0.005)
                 app.gauge.finished_at = None
             await pilot.pause()

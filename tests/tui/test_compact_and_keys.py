@@ -46,14 +46,14 @@ async def test_compact_shows_a_live_line_with_the_time_and_the_tokens_written(ap
         await _one_exchange(pilot, app, recorded)
         await type_prompt(pilot, "/compact")
         progress = lambda: [e for e in recorded if isinstance(e, ev.CompactionProgress)]  # noqa: E731
-        await wait_until(pilot, lambda: app.compacting is not None and len(progress()) >= 5)
+        await wait_until(pilot, lambda: app.conversation.compacting is not None and len(progress()) >= 5)
         await asyncio.to_thread(api.wait_requests, 2, 5.0)
         clock.now += 4.2
         await wait_until(pilot, lambda: "(4s" in screen_text(app))
         line = re.search(r"Compacting conversation… \((\d+)s · ↓(\d+) tokens\) · esc to interrupt", screen_text(app))
         assert line is not None, screen_text(app)
         assert line.group(1) == "4"
-        assert int(line.group(2)) == app.compacting.output_tokens == progress()[-1].output_tokens > 0
+        assert int(line.group(2)) == app.conversation.compacting.output_tokens == progress()[-1].output_tokens > 0
         assert "compacting" in str(app.gauge.render())
 
         clock.now += 3.0
@@ -73,7 +73,7 @@ async def test_escape_cancels_compact_and_leaves_the_history_unchanged(api, tmp_
 
         await pilot.press("escape")
         assert await asyncio.to_thread(api.wait_disconnect, 1, 30.0)
-        await wait_until(pilot, lambda: app.compacting is None and not app.session.running)
+        await wait_until(pilot, lambda: app.conversation.compacting is None and not app.session.running)
         await pilot.pause(0.05)
         assert app.session.history == before
         shown = screen_text(app)
@@ -91,7 +91,7 @@ async def test_ctrl_c_cancels_compact_too(api, tmp_path):
         await type_prompt(pilot, "/compact")
         await wait_until(pilot, lambda: any(isinstance(e, ev.CompactionProgress) for e in recorded))
         await pilot.press("ctrl+c")
-        await wait_until(pilot, lambda: app.compacting is None and not app.session.running)
+        await wait_until(pilot, lambda: app.conversation.compacting is None and not app.session.running)
         assert app.is_running
         assert app.session.history == before
 
@@ -103,7 +103,7 @@ async def test_a_finished_compact_hides_the_line_and_reports_the_result(api, tmp
         await _one_exchange(pilot, app, recorded)
         await type_prompt(pilot, "/compact")
         await wait_until(pilot, lambda: any(isinstance(e, ev.Compaction) for e in recorded))
-        await wait_until(pilot, lambda: app.compacting is None)
+        await wait_until(pilot, lambda: app.conversation.compacting is None)
         await pilot.pause(0.05)
         shown = screen_text(app)
         assert "Conversation compacted (manual)" in shown

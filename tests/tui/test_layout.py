@@ -34,7 +34,7 @@ async def test_the_strip_shows_the_tools_of_the_latest_turn(api, tmp_path):
     app, recorded = make_app(api, tmp_path, allow=["Bash"])
     async with app.run_test(size=(80, 24)) as pilot:
         await type_prompt(pilot, "list")
-        await wait_until(pilot, lambda: "toolu_ls" in app.tool_records and app.tool_records["toolu_ls"].finished)
+        await wait_until(pilot, lambda: "toolu_ls" in app.conversation.tool_records and app.conversation.tool_records["toolu_ls"].finished)
         await pilot.pause(0.05)
         rendered = str(app.timeline_strip.render())
         assert "◆ turn" in rendered and "● Bash" in rendered

@@ -12,7 +12,7 @@ import re
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
-from agent_tui.tui.state import DONE, QUEUED, RUNNING
+from agent_tui.tui.state import ToolStatus
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
@@ -47,7 +47,7 @@ async def test_tool_rows_go_queued_running_done_with_their_time(api, tmp_path):
     app, recorded = make_app(api, tmp_path, mode="bypassPermissions")
     log: list[tuple[str, str]] = []  # every status the timeline is told of, in order
     async with app.run_test(size=(120, 30)) as pilot:
-        add_tool, refresh = app.timeline.add_tool, app._refresh_tool
+        add_tool, refresh = app.timeline.add_tool, app.conversation.refresh_tool
 
         def record_added(record) -> None:
             log.append((record.tool_use_id, record.status))
@@ -58,14 +58,14 @@ async def test_tool_rows_go_queued_running_done_with_their_time(api, tmp_path):
                 log.append((record.tool_use_id, record.status))
             refresh(record)
 
-        app.timeline.add_tool, app._refresh_tool = record_added, record_status
+        app.timeline.add_tool, app.conversation.refresh_tool = record_added, record_status
         await type_prompt(pilot, "sleep twice")
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)
         for tool_id in ("toolu_first", "toolu_second"):
-            assert [status for tid, status in log if tid == tool_id] == [QUEUED, RUNNING, DONE], log
+            assert [status for tid, status in log if tid == tool_id] == [ToolStatus.QUEUED, ToolStatus.RUNNING, ToolStatus.DONE], log
         # The second waits for the first: it starts only after the first is done.
-        assert log.index(("toolu_first", DONE)) < log.index(("toolu_second", RUNNING)), log
+        assert log.index(("toolu_first", ToolStatus.DONE)) < log.index(("toolu_second", ToolStatus.RUNNING)), log
         durations = {e.tool_use_id: e.duration for e in recorded if isinstance(e, ev.ToolFinished)}
         for tool_id, at_least in (("toolu_first", 0.4), ("toolu_second", 0.3)):
             row = app.query_one(f"#timeline-{tool_id}", ToolRow)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.tui.state import DONE, RUNNING
+from agent_tui.tui.state import ToolStatus
 from tests.loopback import gated, hang, reply, text, tool_use
 
 from .helpers import make_app, screen_text, wait_until
@@ -58,7 +58,7 @@ async def _send(pilot, prompt: str) -> None:
 
 def _records(app, status: str, *ids: str):
     def check() -> bool:
-        return all(app.tool_records.get(i) is not None and app.tool_records[i].status == status for i in ids)
+        return all(app.conversation.tool_records.get(i) is not None and app.conversation.tool_records[i].status == status for i in ids)
 
     return check
 
@@ -90,13 +90,13 @@ def test_streaming_with_the_timeline_busy(snap_compare, api, project):
     async def run_before(pilot) -> None:
         await _prepare(pilot)
         await _send(pilot, "find the python files and build the project")
-        await wait_until(pilot, _records(app, DONE, "toolu_glob"))
+        await wait_until(pilot, _records(app, ToolStatus.DONE, "toolu_glob"))
         clock.now += 0.8
         bash_block.set()
-        await wait_until(pilot, _records(app, RUNNING, "toolu_build"))
+        await wait_until(pilot, _records(app, ToolStatus.RUNNING, "toolu_build"))
         clock.now += 1.6
         read_block.set()
-        await wait_until(pilot, lambda: "toolu_read" in app.tool_records)
+        await wait_until(pilot, lambda: "toolu_read" in app.conversation.tool_records)
         clock.now += 0.9
         await pilot.pause(0.3)
 
@@ -191,7 +191,7 @@ def test_streaming_turn_at_size(snap_compare, api, project, size):
     async def run_before(pilot) -> None:
         await _prepare(pilot)
         await _send(pilot, "what is in src?")
-        await wait_until(pilot, _records(app, DONE, "toolu_glob"))
+        await wait_until(pilot, _records(app, ToolStatus.DONE, "toolu_glob"))
         clock.now += 0.4
         await wait_until(pilot, lambda: "Next I will read" in screen_text(app))
         clock.now += 1.1
@@ -240,9 +240,9 @@ def test_timeline_at_size(snap_compare, api, project, size):
     async def run_before(pilot) -> None:
         await _prepare(pilot)
         await _send(pilot, "survey the code and count the lines")
-        await wait_until(pilot, _records(app, DONE, "toolu_glob", "toolu_grep"))
+        await wait_until(pilot, _records(app, ToolStatus.DONE, "toolu_glob", "toolu_grep"))
         clock.now += 0.5
-        await wait_until(pilot, _records(app, DONE, "toolu_bash"))
+        await wait_until(pilot, _records(app, ToolStatus.DONE, "toolu_bash"))
         clock.now += 1.2
         await wait_until(pilot, lambda: app.gauge.finished_at is not None)
         if not app.timeline.display:

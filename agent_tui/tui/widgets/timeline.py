@@ -15,45 +15,13 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widget import Widget
 
-from ..state import (
-    AWAITING,
-    CANCELLED,
-    DONE,
-    ERROR,
-    QUEUED,
-    REJECTED,
-    RUNNING,
-    ToolRecord,
-    TurnRecord,
-    dom_id,
-    format_seconds,
-)
+from ..state import ToolRecord, ToolStatus, TurnRecord, dom_id, format_seconds
 
 BAR_WIDTH = 10
 MAX_ROWS = 200
 SPINNER = "◐◓◑◒"
 
 Clock = Callable[[], float]
-
-_ICONS: dict[str, tuple[str, str]] = {
-    QUEUED: ("○", "$text-muted"),
-    AWAITING: ("?", "$text-warning bold"),
-    RUNNING: ("◐", "$text-accent"),
-    DONE: ("●", "$text-success"),
-    ERROR: ("✗", "$text-error"),
-    CANCELLED: ("⊘", "$text-muted"),
-    REJECTED: ("⊘", "$text-warning"),
-}
-_BAR_STYLES = {
-    RUNNING: "$text-accent",
-    AWAITING: "$text-warning",
-    DONE: "$text-success",
-    ERROR: "$text-error",
-    CANCELLED: "$text-muted",
-    REJECTED: "$text-warning",
-    QUEUED: "$text-muted",
-}
-
 
 def _bar(start: float, end: float, segments: list[tuple[float, float, str, str]]) -> Content:
     """Cells on [start, end]; each segment (from, to, char, style) fills the cells it covers."""
@@ -111,8 +79,8 @@ class ToolRow(Widget):
     def render(self) -> Content:
         record, timeline = self.record, self._timeline
         now = timeline.clock()
-        icon, icon_style = _ICONS.get(record.status, ("·", "$text-muted"))
-        if record.status == RUNNING:
+        icon, icon_style = record.status.icon
+        if record.status is ToolStatus.RUNNING:
             icon = SPINNER[int(now * 8) % len(SPINNER)]
         turn = record.turn
         if turn is not None:
@@ -124,7 +92,7 @@ class ToolRow(Widget):
         ended = record.finished_at if record.finished_at is not None else now
         segments = [(record.queued_at, begun, "·", "$text-muted")]
         if record.started_at is not None:
-            segments.append((record.started_at, ended, "█", _BAR_STYLES.get(record.status, "")))
+            segments.append((record.started_at, ended, "█", record.status.style))
         bar = _bar(start, end, segments)
         indent = "↳ " if record.parent_tool_use_id else ""
         name = (indent + record.name)[:10]
@@ -139,7 +107,7 @@ class ToolRow(Widget):
             (f"{name:<10} ", "bold"),
             (f"{summary:<{max(room, 0)}}", "$text-muted"),
             bar,
-            (f"{format_seconds(record.elapsed(now)):>7}", _BAR_STYLES.get(record.status, "")),
+            (f"{format_seconds(record.elapsed(now)):>7}", record.status.style),
         )
 
 
@@ -161,8 +129,8 @@ class TimelineStrip(Widget):
         tools = list(timeline.records.values())[-12:]
         cells: list[Content] = []
         for record in tools:
-            icon, style = _ICONS.get(record.status, ("·", "$text-muted"))
-            if record.status == RUNNING:
+            icon, style = record.status.icon
+            if record.status is ToolStatus.RUNNING:
                 icon = SPINNER[int(now * 8) % len(SPINNER)]
             cells.append(
                 Content.assemble(

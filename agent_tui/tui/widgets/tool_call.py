@@ -15,33 +15,11 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from ..state import (
-    AWAITING,
-    CANCELLED,
-    DONE,
-    ERROR,
-    QUEUED,
-    REJECTED,
-    RUNNING,
-    ToolRecord,
-    dom_id,
-    format_seconds,
-)
+from ..state import ToolRecord, ToolStatus, dom_id, format_seconds
 from .diff import DiffView, diff_stats
 
 MAX_OUTPUT_LINES = 200
 PROGRESS_LINES = 3
-
-STATUS_ICONS: dict[str, tuple[str, str]] = {
-    QUEUED: ("○", "$text-muted"),
-    AWAITING: ("?", "$text-warning bold"),
-    RUNNING: ("◐", "$text-accent"),
-    DONE: ("●", "$text-success"),
-    ERROR: ("✗", "$text-error"),
-    CANCELLED: ("⊘", "$text-muted"),
-    REJECTED: ("⊘", "$text-warning"),
-}
-
 
 def output_text(record: ToolRecord) -> str:
     """The richest text the result offers for a person (the model got its own)."""
@@ -103,8 +81,8 @@ class ToolCall(Vertical):
     def refresh_record(self) -> None:
         """Redraw from the record after its status changed."""
         record = self.record
-        for status in STATUS_ICONS:
-            self.set_class(record.status == status, f"-{status}")
+        for status in ToolStatus:
+            self.set_class(record.status is status, f"-{status}")
         self.query_one(ToolSummary).update(self._summary())
         if record.feedback:
             # The person's own words, shown where they answered, not behind Ctrl+O.
@@ -114,7 +92,7 @@ class ToolCall(Vertical):
         if record.finished:
             self._progress.clear()
             self.query_one(".tool-progress", Static).display = False
-            if isinstance(record.data.get("diff"), str) and record.status == DONE and not self.expanded:
+            if isinstance(record.data.get("diff"), str) and record.status is ToolStatus.DONE and not self.expanded:
                 self.toggle()
             elif self._body is not None:
                 self._fill_body(self._body)
@@ -157,7 +135,7 @@ class ToolCall(Vertical):
 
     def _summary(self) -> Content:
         record = self.record
-        icon, style = STATUS_ICONS.get(record.status, ("·", "$text-muted"))
+        icon, style = record.status.icon
         parts: list[Any] = [(icon, style), " ", (record.name, "bold")]
         if record.summary:
             parts.append((f"({record.summary})", "$text-secondary"))
@@ -171,17 +149,13 @@ class ToolCall(Vertical):
     def _detail(self) -> str:
         record = self.record
         status = record.status
-        if status in (QUEUED, RUNNING, AWAITING):
-            return {QUEUED: "queued", RUNNING: "running…", AWAITING: "waiting for permission"}[status]
+        if not status.finished:
+            return {ToolStatus.QUEUED: "queued", ToolStatus.RUNNING: "running…"}.get(status, "waiting for permission")
         elapsed = format_seconds(record.elapsed(record.finished_at or 0.0))
-        if status == DONE:
+        if status is ToolStatus.DONE:
             hint = result_hint(record)
             return f"{elapsed} · {hint}" if hint else elapsed
-        first = record.preview.strip().split("\n", 1)[0][:120]
-        if status == ERROR:
-            return f"error · {first}" if first else "error"
-        if status == CANCELLED:
-            return f"cancelled · {first}" if first else "cancelled"
-        if status == REJECTED:
+        if status is ToolStatus.REJECTED:
             return "rejected"
-        return status
+        first = record.preview.strip().split("\n", 1)[0][:120]
+        return f"{status} · {first}" if first else str(status)

@@ -1,8 +1,10 @@
-"""What each bus event does to the screen (the app's half of the bridge).
+"""The conversation as the screen shows it: what each bus event does to the view.
 
-`EngineEventsMixin` is mixed into `AgentApp`: one handler per event type,
-run in publish order for each `EngineEvents` batch.  Records of tool calls
-and turns are stamped with the app's clock as events arrive.
+The app holds one `Conversation`.  It owns the turn and answer state (the tool
+and turn records, the answer being streamed, prompts waiting their turn, a
+compaction in progress) and applies each `EngineEvents` batch in publish order,
+live or replayed.  Records of tool calls and turns are stamped with the app's
+clock as events arrive; a finished tool keeps the engine's own measure.
 """
 
 from __future__ import annotations
@@ -10,83 +12,83 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
+from textual.content import Content
 from textual.widget import Widget
+from textual.widgets import Static
 
 from ..engine import events as ev
 from ..engine.session import Session
-from .bridge import EngineEvents
 from .mentions import Prompt
-from .state import AWAITING, RUNNING, CompactionStatus, ToolRecord, TurnRecord, display_summary
+from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary
 from .streaming import TextRun, freeze
-from .widgets.tool_call import ToolCall
+from .widgets.gauge import SPINNER, Gauge
+from .widgets.permission import PermissionPrompt
 from .widgets.thinking import ThinkingBlock
-from .widgets.transcript import Notice, UserPrompt
+from .widgets.timeline import Timeline, TimelineStrip
+from .widgets.tool_call import ToolCall
+from .widgets.transcript import Notice, Transcript, UserPrompt
+
+if TYPE_CHECKING:
+    from .app import AgentApp
+    from .widgets.answer import AssistantText
 
 # Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
 _REPEATS = itertools.count(2)
 
-if TYPE_CHECKING:
-    from .widgets.answer import AssistantText
-    from .widgets.gauge import Gauge
-    from .widgets.permission import PermissionPrompt
-    from .widgets.timeline import Timeline, TimelineStrip
-    from .widgets.transcript import Transcript
 
+class Conversation:
+    """Turn and answer state, and the bus-event handlers that keep the view in step with it."""
 
-class EngineEventsMixin:
-    session: Session
-    clock: Callable[[], float]
-    transcript: Transcript
-    timeline: Timeline
-    timeline_strip: TimelineStrip
-    gauge: Gauge
-    permission: PermissionPrompt
-    tool_records: dict[str, ToolRecord]
-    _queued: deque[Prompt]
-    _tool_calls: weakref.WeakValueDictionary[str, ToolCall]
-    _turn: TurnRecord | None
-    _text_run: TextRun | None
-    _unfrozen: list[AssistantText]
-    _thinking: ThinkingBlock | None
-    # Notices shown so far that carry an id (a request's retries), to update in place.
-    _notice_rows: dict[str, Notice]
-    _attempt_widgets: list[Widget]
-    _error_shown: bool
-    _interrupt_shown: bool
-    _output_base: int
-    _stream_chars: int
+    def __init__(self, app: AgentApp, session: Session, clock: Callable[[], float]) -> None:
+        self._app = app
+        self.session = session
+        self.clock = clock
+        # Looked up once: handlers and the ticker run until the very end of the app.
+        self.transcript = app.query_one(Transcript)
+        self.timeline = app.query_one(Timeline)
+        self.timeline_strip = app.query_one(TimelineStrip)
+        self.gauge = app.query_one(Gauge)
+        self.permission = app.query_one(PermissionPrompt)
+        self._queued_view = app.query_one("#queued", Static)
+        self._activity_line = app.query_one("#activity", Static)
+        # Prompts typed while a turn runs, shown as queued until the session takes them.
+        self.queued: deque[Prompt] = deque()
+        self.tool_records: dict[str, ToolRecord] = {}
+        # Weak: a tool call pruned from the transcript is not kept alive here.
+        self._tool_calls: weakref.WeakValueDictionary[str, ToolCall] = weakref.WeakValueDictionary()
+        self._turn: TurnRecord | None = None
+        self._text_run: TextRun | None = None
+        # Finished answers still drawn by Markdown widgets, frozen at the next prompt.
+        self._unfrozen: list[AssistantText] = []
+        self._thinking: ThinkingBlock | None = None
+        # Notices shown so far that carry an id (a request's retries), to update in place.
+        self._notice_rows: dict[str, Notice] = {}
+        # What the current request's attempt drew (text, thinking): removed if the attempt is discarded.
+        self._attempt_widgets: list[Widget] = []
+        self._error_shown = False
+        self._interrupt_shown = False
+        self._output_base = 0
+        self._stream_chars = 0
+        # A compaction in progress (manual or automatic); None otherwise.
+        self.compacting: CompactionStatus | None = None
 
-    compacting: CompactionStatus | None
-
-    if TYPE_CHECKING:
-
-        def refresh_header(self) -> None: ...
-
-        def show_compacting(self, status: CompactionStatus | None) -> None: ...
-
-        def refresh_activity_line(self) -> None: ...
-
-        def _show_queued(self) -> None: ...
-
-    async def on_engine_events(self, message: EngineEvents) -> None:
-        try:
-            for event in message.events:
-                handler = self._handlers.get(type(event))
-                if handler is not None:
-                    await handler(self, event)
-            self.gauge.activity = self._activity()
-        finally:
-            message.handled.set()
+    async def handle(self, events: Iterable[ev.Event]) -> None:
+        """Apply a batch of bus events, in publish order."""
+        for event in events:
+            handler = self._HANDLERS.get(type(event))
+            if handler is not None:
+                await handler(self, event)
+        self.gauge.activity = self.activity()
 
     async def _on_session_started(self, event: ev.SessionStarted) -> None:
-        self.refresh_header()
+        self._app.refresh_header()
 
     async def _on_user_message(self, event: ev.UserMessage) -> None:
-        prompt = self._queued.popleft() if self._queued else Prompt(event.text)
-        self._show_queued()
+        prompt = self.queued.popleft() if self.queued else Prompt(event.text)
+        self.show_queued()
         self._error_shown = self._interrupt_shown = False
         self._output_base = self._stream_chars = 0
         self.gauge.start()
@@ -106,7 +108,7 @@ class EngineEventsMixin:
         self._stream_chars = 0
         self.gauge.turns = event.turn
         self.timeline.add_turn(self._turn)
-        self._refresh_strip()
+        self.refresh_strip()
 
     async def _on_text_delta(self, event: ev.TextDelta) -> None:
         if event.parent_tool_use_id:
@@ -114,7 +116,7 @@ class EngineEventsMixin:
         run = self._text_run
         if run is None or run.index != event.index:
             await self._end_text_run()
-            run = TextRun(self, self.transcript, event.index, self._attempt_widgets)  # type: ignore[arg-type]
+            run = TextRun(self._app, self.transcript, event.index, self._attempt_widgets)
             self._text_run = run
         await run.write(event.text)
         self._stream_chars += len(event.text)
@@ -174,7 +176,7 @@ class EngineEventsMixin:
         if self._turn is not None:
             self._turn.tools.append(record.tool_use_id)
         self.timeline.add_tool(record)
-        self._refresh_strip()
+        self.refresh_strip()
         if not event.parent_tool_use_id:
             await self._end_text_run()
             call = ToolCall(record)
@@ -184,9 +186,9 @@ class EngineEventsMixin:
     async def _on_tool_started(self, event: ev.ToolStarted) -> None:
         record = self.tool_records.get(event.tool_use_id)
         if record is not None:
-            record.status = RUNNING
+            record.status = ToolStatus.RUNNING
             record.started_at = self.clock()
-            self._refresh_tool(record)
+            self.refresh_tool(record)
 
     async def _on_tool_progress(self, event: ev.ToolProgress) -> None:
         call = self._tool_calls.get(event.tool_use_id)
@@ -197,7 +199,7 @@ class EngineEventsMixin:
         record = self.tool_records.get(event.tool_use_id)
         if record is None:
             return
-        record.status = event.status
+        record.status = ToolStatus(event.status)
         now = record.finished_at = self.clock()
         if record.started_at is not None:
             # The engine timed the run; the UI may have heard of its start late, so its bar starts from the measure.
@@ -206,13 +208,13 @@ class EngineEventsMixin:
         record.preview = event.preview
         record.data = event.data
         record.is_error = event.is_error
-        self._refresh_tool(record)
+        self.refresh_tool(record)
 
     async def _on_permission_requested(self, event: ev.PermissionRequested) -> None:
         record = self.tool_records.get(event.tool_use_id)
         if record is not None:
-            record.status = AWAITING
-            self._refresh_tool(record)
+            record.status = ToolStatus.AWAITING
+            self.refresh_tool(record)
         self.permission.push(event)
 
     async def _on_permission_resolved(self, event: ev.PermissionResolved) -> None:
@@ -220,7 +222,7 @@ class EngineEventsMixin:
         record = self.tool_records.get(event.tool_use_id)
         if record is not None and event.feedback:
             record.feedback = event.feedback
-            self._refresh_tool(record)
+            self.refresh_tool(record)
 
     async def _on_usage(self, event: ev.Usage) -> None:
         if event.parent_tool_use_id:
@@ -294,7 +296,7 @@ class EngineEventsMixin:
         elif event.is_error and event.error and not self._error_shown:
             await self.transcript.add(Notice(event.error, kind="error"))
         self.permission.drop_settled()
-        self._show_queued()
+        self.show_queued()
 
     async def _on_todo_updated(self, event: ev.TodoUpdated) -> None:
         if event.parent_tool_use_id:
@@ -305,7 +307,7 @@ class EngineEventsMixin:
         ]
         await self.transcript.add(Notice("\n".join(lines), kind="todo"))
 
-    _handlers: dict[type[ev.Event], Callable[..., object]] = {
+    _HANDLERS: dict[type[ev.Event], Callable[..., Awaitable[None]]] = {
         ev.SessionStarted: _on_session_started,
         ev.UserMessage: _on_user_message,
         ev.RequestStarted: _on_request_started,
@@ -348,14 +350,14 @@ class EngineEventsMixin:
                 turn.stream_end_at = now
             turn.closed_at = now
 
-    def _refresh_tool(self, record: ToolRecord) -> None:
+    def refresh_tool(self, record: ToolRecord) -> None:
         self.timeline.update_tool(record.tool_use_id)
-        self._refresh_strip()
+        self.refresh_strip()
         call = self._tool_calls.get(record.tool_use_id)
         if call is not None and call.is_attached:
             call.refresh_record()
 
-    def _activity(self) -> str:
+    def activity(self) -> str:
         if not self.session.running:
             return "idle"
         if self.compacting is not None:
@@ -369,18 +371,57 @@ class EngineEventsMixin:
             return "tools"
         return "waiting"
 
-    def _refresh_strip(self) -> None:
+    def refresh_strip(self) -> None:
         strip = self.timeline_strip
         if not self.timeline.display and not strip.display:
             strip.display = True
         strip.refresh()
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
         moving = self.timeline.tick() if self.timeline.display else False
         if self.timeline_strip.display and self.session.running:
             self.timeline_strip.refresh()
         if self.session.running or moving:
-            self.gauge.activity = self._activity()
+            self.gauge.activity = self.activity()
             self.gauge.refresh()
         if self.compacting is not None:
-            self.refresh_activity_line()
+            self._refresh_activity_line()
+
+    # ------------------------------------------------------------ shown outside the transcript
+
+    def show_queued(self) -> None:
+        widget = self._queued_view
+        waiting = list(self.queued) if self.session.running else []
+        widget.display = bool(waiting)
+        lines = [f"⏳ queued: {p.text.strip().splitlines()[0][:200]}" for p in waiting]
+        widget.update("\n".join(lines))
+
+    def show_compacting(self, status: CompactionStatus | None) -> None:
+        self.compacting = status
+        self._refresh_activity_line()
+        self.gauge.activity = self.activity()
+
+    def _refresh_activity_line(self) -> None:
+        line, status = self._activity_line, self.compacting
+        line.display = status is not None
+        if status is not None:
+            now = self.clock()
+            frame = SPINNER[int(now * 10) % len(SPINNER)]
+            line.update(
+                Content.assemble(
+                    (f"{frame} ", "$text-accent"),
+                    (status.describe(now), "$text-accent"),
+                    (" · esc to interrupt", "$text-muted"),
+                )
+            )
+
+    async def clear(self) -> None:
+        """Empty the transcript, timeline and gauge (the engine's history is not touched)."""
+        self.tool_records.clear()
+        self._tool_calls.clear()
+        await self.transcript.clear_entries()
+        self.timeline.clear()
+        gauge = self.gauge
+        gauge.context_tokens = 0
+        gauge.output_tokens = 0
+        gauge.started_at = None
