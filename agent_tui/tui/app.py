@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from functools import partial
 import signal
 import time
 from collections.abc import Callable, Iterable
@@ -30,7 +31,7 @@ from ..engine import events as ev
 from ..engine.claude_files import find_command, record_mcp_json_choice
 from ..engine.session import Session
 from .bridge import Bridge, EngineEvents
-from .commands import parse_slash, run_slash
+from .commands import key_label, menu_commands, palette_entries, parse_slash, run_slash
 from .export import history_markdown
 from .conversation import Conversation
 from .mentions import Prompt, mentioned_files, prompt_content
@@ -87,7 +88,8 @@ class AgentApp(App[int], inherit_bindings=False):
         self.clock: Callable[[], float] = time.monotonic
         self.started_at = self.clock()
         self._initial_prompt = initial_prompt
-        self._keymap_setting = dict(keymap or {})
+        # Binding ids to keys, from settings; /help and the palette show what it binds.
+        self.keymap = dict(keymap or {})
         self._bridge = Bridge(session.bus, self)
         self._prompt_order = asyncio.Lock()
         self._last_interrupt = float("-inf")
@@ -116,7 +118,7 @@ class AgentApp(App[int], inherit_bindings=False):
         yield PermissionPrompt(self.session.cwd, id="permission")
         yield Static("", id="queued", markup=False)
         yield Static("", id="activity", markup=False)
-        yield InputArea(self.session.cwd, id="input-area")
+        yield InputArea(self.session.cwd, lambda: menu_commands(self.session), id="input-area")
         yield Gauge(lambda: self.clock(), id="gauge")
         yield Footer(id="footer")
 
@@ -130,10 +132,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self.header = self.query_one(SessionHeader)
         self.timeline_strip = self.query_one(TimelineStrip)
         self.query_one("#activity", Static).display = False
-        self.conversation = Conversation(self, self.session, lambda: self.clock())
+        self.conversation = Conversation(self, self.session, lambda: self.clock(), self.refresh_header)
         self._widgets_found = True
-        if self._keymap_setting:
-            self.set_keymap(self._keymap_setting)
+        if self.keymap:
+            self.set_keymap(self.keymap)
         # A kill or a closed terminal quits as Ctrl+Q does, so on_unmount still kills background commands.
         for signum in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -395,19 +397,29 @@ class AgentApp(App[int], inherit_bindings=False):
         self.prompt_input.focus()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand("Stop", "Stop the running turn (Esc)", self.action_abort)
-        yield SystemCommand("Clear conversation", "Start over; forgets the history (/clear)", self.clear_conversation)
-        yield SystemCommand("Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", self.action_toggle_timeline)
-        yield SystemCommand("Cycle permission mode", "default → acceptEdits → plan (Shift+Tab)", self.action_cycle_mode)
-        yield SystemCommand("Expand output", "Expand or collapse the latest tool output or thinking (Ctrl+O)", self.action_expand_output)
-        yield SystemCommand("Show transcript", "The whole conversation (/transcript)", self.action_show_transcript)
-        yield SystemCommand("Export transcript", "Write the conversation as Markdown (/export)", self.action_export_transcript)
-        yield SystemCommand("Usage", "Tokens and time of this session (/cost)", lambda: self.run_slash_later("cost"))
-        yield SystemCommand("Help", "Keys and commands (/help)", lambda: self.run_slash_later("help"))
+        for entry in palette_entries(self.key_display):
+            if entry.slash:
+                yield SystemCommand(entry.title, entry.help, partial(self.run_slash_later, entry.slash))
+            else:
+                action = self._bindings_by_id()[entry.binding_id].action
+                yield SystemCommand(entry.title, entry.help, partial(self.run_action, action))
         yield from super().get_system_commands(screen)
 
     def run_slash_later(self, name: str, arg: str = "") -> None:
         self.run_worker(run_slash(self, name, arg), group="slash", exit_on_error=False)
+
+    def key_display(self, binding_id: str) -> str:
+        """The key(s) bound to `binding_id` now (the keymap's, else the default), as /help shows them."""
+        keys = self.keymap.get(binding_id)
+        if keys is None:
+            binding = self._bindings_by_id().get(binding_id)
+            keys = binding.key if binding is not None else ""
+        return key_label(keys)
+
+    @classmethod
+    def _bindings_by_id(cls) -> dict[str, Binding]:
+        owners = (cls, PromptInput, PermissionPrompt)
+        return {b.id: b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding) and b.id}
 
     # ------------------------------------------------------------ used by slash commands
 

@@ -1,12 +1,17 @@
-"""Slash commands, and the app's entries in the command palette (Ctrl+P)."""
+"""The command registry: slash commands and keys, and everything listed from them.
+
+One place says what each slash command and each key does.  The slash menu, the
+command palette (Ctrl+P), `/help` and its keys table are all generated from it;
+the keys come from the app's keymap, so a remapped binding shows its new key.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.permissions import MODES
 from ..engine.pricing import format_usd
@@ -14,61 +19,103 @@ from ..paths import shown_path
 from .state import format_seconds, format_tokens
 
 if TYPE_CHECKING:
-    from .app import AgentApp
+    from ..engine.session import Session
+
+
+class CommandHost(Protocol):
+    """What the slash commands use of the app (AgentApp is the one implementation)."""
+
+    session: Session
+    started_at: float
+    theme: str
+
+    @property
+    def available_themes(self) -> Mapping[str, Any]: ...
+
+    def clock(self) -> float: ...
+
+    def key_display(self, binding_id: str) -> str: ...
+
+    def say(self, text: str, kind: str = "info") -> None: ...
+
+    async def show_markdown(self, text: str) -> None: ...
+
+    def submit_prompt(self, text: str, *, allowed_tools: tuple[str, ...] = ()) -> None: ...
+
+    def refresh_header(self) -> None: ...
+
+    async def clear_conversation(self) -> None: ...
+
+    async def compact_conversation(self, instructions: str) -> None: ...
+
+    async def clear_view(self) -> None: ...
+
+    async def replay(self, events: list) -> None: ...
+
+    def export_transcript(self, target: Path) -> Path | None: ...
+
+    def action_change_theme(self) -> None: ...
+
+    def action_show_transcript(self) -> None: ...
+
+    async def action_quit(self) -> None: ...
+
+
+Handler = Callable[[CommandHost, str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
 class SlashCommand:
     name: str
     help: str
+    # None for a project command (`.claude/commands`): it expands into a prompt instead.
+    run: Handler | None = None
+    # Its title and description in the command palette; None keeps it out of the palette.
+    palette: tuple[str, str] | None = None
 
 
-SLASH_COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("help", "Keys and commands"),
-    SlashCommand("clear", "Start a new conversation (forgets the history)"),
-    SlashCommand("model", "Show the model; /model NAME switches to another"),
-    SlashCommand("cost", "Tokens used and time spent in this session"),
-    SlashCommand("permissions", "Mode and rules; /permissions MODE sets the mode"),
-    SlashCommand("theme", "Pick a theme; /theme NAME sets one"),
-    SlashCommand("compact", "Summarise the conversation to free context: /compact [instructions]"),
-    SlashCommand("context", "What fills the context window"),
-    SlashCommand("config", "Effective settings and where each came from"),
-    SlashCommand("memory", "Project memory files loaded (AGENTS.md, CLAUDE.md)"),
-    SlashCommand("init", "Analyse the repository and write an AGENTS.md for coding agents"),
-    SlashCommand("mcp", "MCP servers, their state and tools"),
-    SlashCommand("resume", "List stored sessions; /resume N or ID continues one"),
-    SlashCommand("todos", "The agent's current plan"),
-    SlashCommand("transcript", "The whole conversation, including pruned entries"),
-    SlashCommand("export", "Write the conversation as Markdown: /export [FILE]"),
-    SlashCommand("exit", "Quit agent-tui"),
-)
+@dataclass(frozen=True)
+class KeyCommand:
+    """A row of the keys table: bindings (by id, as a keymap names them) and what they do."""
 
-HELP = """\
-**Keys**
+    binding_ids: tuple[str, ...]
+    does: str
+    # Said after the keys ("with text selected").
+    when: str = ""
+    # Its title and description in the command palette, which runs the first binding's action.
+    palette: tuple[str, str] | None = None
 
-| key | does |
-| --- | --- |
-| Enter | send (queued while a turn runs) |
-| Shift+Enter, Ctrl+J | newline |
-| Up / Down | prompt history |
-| Esc | stop the running turn or `/compact` |
-| Ctrl+C | stop; twice within 2 s quits |
-| Ctrl+Q | quit |
-| Shift+Tab | cycle the permission mode |
-| Ctrl+T | show / hide the timeline (a one-line strip below 100 columns) |
-| PageUp / PageDown | scroll the transcript |
-| Home / End | top / bottom of the transcript (with nothing typed) |
-| Ctrl+C with text selected | copy it (OSC 52) |
-| Ctrl+O | expand / collapse the latest tool output or thinking |
-| Ctrl+P | command palette |
-| y / a / n / e | answer a permission prompt |
 
-**Commands**
+@dataclass(frozen=True)
+class PaletteEntry:
+    title: str
+    help: str
+    slash: str = ""  # the slash command it runs, or
+    binding_id: str = ""  # the binding whose action it runs
 
-{commands}
-{custom}
-`@path` attaches a file to the prompt (it is read with the Read tool first).
-"""
+
+_KEY_NAMES = {
+    "escape": "Esc",
+    "pageup": "PageUp",
+    "pagedown": "PageDown",
+    "ctrl": "Ctrl",
+    "shift": "Shift",
+    "alt": "Alt",
+    "super": "Super",
+}
+
+
+def key_label(keys: str) -> str:
+    """A binding's key string as /help shows it: `"shift+enter,ctrl+j"` -> `"Shift+Enter, Ctrl+J"`."""
+    labels = []
+    for key in keys.split(","):
+        parts = key.strip().split("+")
+        if len(parts) == 1 and len(parts[0]) == 1:
+            labels.append(parts[0])  # a letter answered on its own (y / a / n / e)
+            continue
+        labels.append("+".join(_KEY_NAMES.get(part, part.upper() if len(part) == 1 else part.capitalize())
+                               for part in parts))
+    return ", ".join(labels)
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:
@@ -77,38 +124,81 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     if not stripped.startswith("/"):
         return None
     name, _, arg = stripped[1:].partition(" ")
-    if not any(c.name == name for c in SLASH_COMMANDS):
+    if name not in _BY_NAME:
         return None
     return name, arg.strip()
 
 
-async def run_slash(app: AgentApp, name: str, arg: str) -> None:
-    handler = _HANDLERS[name]
+async def run_slash(app: CommandHost, name: str, arg: str) -> None:
+    handler = _BY_NAME[name].run
+    assert handler is not None
     await handler(app, arg)
 
 
-def custom_slash_commands(app: AgentApp) -> list[SlashCommand]:
+def custom_slash_commands(session: Session | None) -> list[SlashCommand]:
     """The project's commands (`.claude/commands/*.md`) as the menu and /help show them;
     a built-in command of the same name wins."""
-    built_in = {c.name for c in SLASH_COMMANDS}
-    commands = getattr(getattr(app, "session", None), "custom_commands", None) or {}
+    commands = getattr(session, "custom_commands", None) or {}
     return [
         SlashCommand(name, " ".join(part for part in (command.argument_hint, command.description) if part)
                      + " (project)")
         for name, command in sorted(commands.items())
-        if name not in built_in
+        if name not in _BY_NAME
     ]
 
 
-async def _help(app: AgentApp, arg: str) -> None:
+def menu_commands(session: Session | None) -> list[SlashCommand]:
+    """What the slash menu offers: the built-in commands, then the project's."""
+    return [*SLASH_COMMANDS, *custom_slash_commands(session)]
+
+
+def palette_entries(key_display: Callable[[str], str]) -> list[PaletteEntry]:
+    """The app's entries in the command palette, each naming its key or slash command."""
+    entries = [
+        PaletteEntry(key.palette[0], f"{key.palette[1]} ({key_display(key.binding_ids[0])})",
+                     binding_id=key.binding_ids[0])
+        for key in KEYS
+        if key.palette is not None
+    ]
+    entries += [
+        PaletteEntry(command.palette[0], f"{command.palette[1]} (/{command.name})", slash=command.name)
+        for command in SLASH_COMMANDS
+        if command.palette is not None
+    ]
+    return entries
+
+
+def keys_table(key_display: Callable[[str], str]) -> str:
+    """The keys table of /help, with each binding's key as the keymap has it now."""
+    rows = ["| key | does |", "| --- | --- |"]
+    for key in KEYS:
+        keys = " / ".join(key_display(binding_id) for binding_id in key.binding_ids)
+        rows.append(f"| {keys}{key.when} | {key.does} |")
+    return "\n".join(rows)
+
+
+async def _help(app: CommandHost, arg: str) -> None:
     commands = "\n".join(f"- `/{c.name}` — {c.help}" for c in SLASH_COMMANDS)
-    custom = custom_slash_commands(app)
+    custom = custom_slash_commands(app.session)
     listed = ""
     if custom:
         listed = "\n**Project commands** (`.claude/commands`)\n\n" + "\n".join(
             f"- `/{c.name}` — {_cell(c.help)}" for c in custom
         ) + "\n"
-    await app.show_markdown(HELP.format(commands=commands, custom=listed))
+    await app.show_markdown(HELP.format(keys=keys_table(app.key_display), commands=commands, custom=listed))
+
+
+HELP = """\
+**Keys**
+
+{keys}
+
+**Commands**
+
+{commands}
+{custom}
+`@path` attaches a file to the prompt (it is read with the Read tool first).
+"""
 
 
 INIT_PROMPT = """\
@@ -134,16 +224,16 @@ the repository does not show.
 This file provides guidance to coding agents when working with code in this repository."""
 
 
-async def _init(app: AgentApp, arg: str) -> None:
+async def _init(app: CommandHost, arg: str) -> None:
     # As Claude Code's /init: the model analyses the repository with its tools and writes the file.
     app.submit_prompt(INIT_PROMPT + (f"\n\nAlso: {arg}" if arg else ""))
 
 
-async def _clear(app: AgentApp, arg: str) -> None:
+async def _clear(app: CommandHost, arg: str) -> None:
     await app.clear_conversation()
 
 
-async def _model(app: AgentApp, arg: str) -> None:
+async def _model(app: CommandHost, arg: str) -> None:
     model = app.session.model
     if not arg:
         offline = " — the offline demo model; set ANTHROPIC_API_KEY to talk to Claude" if model.offline else ""
@@ -167,7 +257,7 @@ async def _model(app: AgentApp, arg: str) -> None:
     app.say(f"Model set to {arg}")
 
 
-async def _cost(app: AgentApp, arg: str) -> None:
+async def _cost(app: CommandHost, arg: str) -> None:
     totals = app.session.usage_totals
     cost = app.session.cost_usd
     # A model without a known price shows its tokens only.
@@ -183,7 +273,7 @@ async def _cost(app: AgentApp, arg: str) -> None:
     app.say("\n".join(lines))
 
 
-async def _permissions(app: AgentApp, arg: str) -> None:
+async def _permissions(app: CommandHost, arg: str) -> None:
     """`/permissions` lists the rules by source, numbered; `/permissions remove N` drops one;
     `/permissions MODE` sets the mode."""
     policy = app.session.policy
@@ -226,11 +316,11 @@ def _numbered_rules(policy: object) -> list:
     return [entry for entries in grouped.values() for entry in entries]
 
 
-async def _compact(app: AgentApp, arg: str) -> None:
+async def _compact(app: CommandHost, arg: str) -> None:
     await app.compact_conversation(arg)
 
 
-async def _context(app: AgentApp, arg: str) -> None:
+async def _context(app: CommandHost, arg: str) -> None:
     breakdown = await app.session.context_breakdown()
     window = breakdown.window
     lines = [
@@ -248,7 +338,7 @@ async def _context(app: AgentApp, arg: str) -> None:
     await app.show_markdown("\n".join(lines))
 
 
-async def _config(app: AgentApp, arg: str) -> None:
+async def _config(app: CommandHost, arg: str) -> None:
     settings = app.session.options.settings
     if settings is None or not hasattr(settings, "effective"):
         app.say("No settings were loaded for this session.")
@@ -262,7 +352,7 @@ async def _config(app: AgentApp, arg: str) -> None:
     await app.show_markdown("\n".join(lines))
 
 
-async def _memory(app: AgentApp, arg: str) -> None:
+async def _memory(app: CommandHost, arg: str) -> None:
     memory = app.session.reload_memory() if arg == "reload" else app.session.memory
     files = list(memory.files)
     if not files:
@@ -280,7 +370,7 @@ async def _memory(app: AgentApp, arg: str) -> None:
     await app.show_markdown("\n".join(lines))
 
 
-async def _mcp(app: AgentApp, arg: str) -> None:
+async def _mcp(app: CommandHost, arg: str) -> None:
     manager = getattr(app.session, "mcp", None)
     if manager is None:
         app.say("No MCP servers configured (mcpServers in settings, or --mcp-config).")
@@ -297,7 +387,7 @@ async def _mcp(app: AgentApp, arg: str) -> None:
     await app.show_markdown("\n".join(lines))
 
 
-async def _resume(app: AgentApp, arg: str) -> None:
+async def _resume(app: CommandHost, arg: str) -> None:
     from ..engine.store import SessionNotFound, list_sessions, replay_events
 
     if app.session.running:
@@ -332,7 +422,7 @@ async def _resume(app: AgentApp, arg: str) -> None:
     app.say(f"Resumed session {app.session.session_id[:8]} ({len(app.session.history)} messages).")
 
 
-async def _todos(app: AgentApp, arg: str) -> None:
+async def _todos(app: CommandHost, arg: str) -> None:
     todos = app.session.todos
     if not todos:
         app.say("No plan yet: the agent writes one with TodoWrite for multi-step work.")
@@ -346,7 +436,7 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-async def _theme(app: AgentApp, arg: str) -> None:
+async def _theme(app: CommandHost, arg: str) -> None:
     if not arg:
         app.action_change_theme()
         return
@@ -357,11 +447,11 @@ async def _theme(app: AgentApp, arg: str) -> None:
     app.say(f"Theme: {arg}")
 
 
-async def _transcript(app: AgentApp, arg: str) -> None:
+async def _transcript(app: CommandHost, arg: str) -> None:
     app.action_show_transcript()
 
 
-async def _export(app: AgentApp, arg: str) -> None:
+async def _export(app: CommandHost, arg: str) -> None:
     target = Path(arg).expanduser() if arg else Path(f"agent-tui-{app.session.session_id[:8]}.md")
     if not target.is_absolute():
         target = app.session.cwd / target
@@ -370,26 +460,52 @@ async def _export(app: AgentApp, arg: str) -> None:
         app.say(f"Conversation written to {written}")
 
 
-async def _exit(app: AgentApp, arg: str) -> None:
+async def _exit(app: CommandHost, arg: str) -> None:
     await app.action_quit()
 
 
-_HANDLERS: dict[str, Callable[[AgentApp, str], Awaitable[None]]] = {
-    "help": _help,
-    "clear": _clear,
-    "model": _model,
-    "cost": _cost,
-    "permissions": _permissions,
-    "theme": _theme,
-    "compact": _compact,
-    "context": _context,
-    "config": _config,
-    "memory": _memory,
-    "init": _init,
-    "mcp": _mcp,
-    "resume": _resume,
-    "todos": _todos,
-    "transcript": _transcript,
-    "export": _export,
-    "exit": _exit,
-}
+SLASH_COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("help", "Keys and commands", _help, palette=("Help", "Keys and commands")),
+    SlashCommand("clear", "Start a new conversation (forgets the history)", _clear,
+                 palette=("Clear conversation", "Start over; forgets the history")),
+    SlashCommand("model", "Show the model; /model NAME switches to another", _model),
+    SlashCommand("cost", "Tokens used and time spent in this session", _cost,
+                 palette=("Usage", "Tokens and time of this session")),
+    SlashCommand("permissions", "Mode and rules; /permissions MODE sets the mode", _permissions),
+    SlashCommand("theme", "Pick a theme; /theme NAME sets one", _theme),
+    SlashCommand("compact", "Summarise the conversation to free context: /compact [instructions]", _compact),
+    SlashCommand("context", "What fills the context window", _context),
+    SlashCommand("config", "Effective settings and where each came from", _config),
+    SlashCommand("memory", "Project memory files loaded (AGENTS.md, CLAUDE.md)", _memory),
+    SlashCommand("init", "Analyse the repository and write an AGENTS.md for coding agents", _init),
+    SlashCommand("mcp", "MCP servers, their state and tools", _mcp),
+    SlashCommand("resume", "List stored sessions; /resume N or ID continues one", _resume),
+    SlashCommand("todos", "The agent's current plan", _todos),
+    SlashCommand("transcript", "The whole conversation, including pruned entries", _transcript,
+                 palette=("Show transcript", "The whole conversation")),
+    SlashCommand("export", "Write the conversation as Markdown: /export [FILE]", _export,
+                 palette=("Export transcript", "Write the conversation as Markdown")),
+    SlashCommand("exit", "Quit agent-tui", _exit),
+)
+_BY_NAME = {command.name: command for command in SLASH_COMMANDS}
+
+KEYS: tuple[KeyCommand, ...] = (
+    KeyCommand(("input.submit",), "send (queued while a turn runs)"),
+    KeyCommand(("input.newline",), "newline"),
+    KeyCommand(("input.history_previous", "input.history_next"), "prompt history"),
+    KeyCommand(("app.abort",), "stop the running turn or `/compact`", palette=("Stop", "Stop the running turn")),
+    KeyCommand(("app.interrupt",), "stop; twice within 2 s quits"),
+    KeyCommand(("app.quit",), "quit"),
+    KeyCommand(("app.cycle_mode",), "cycle the permission mode",
+               palette=("Cycle permission mode", "default → acceptEdits → plan")),
+    KeyCommand(("app.toggle_timeline",), "show / hide the timeline (a one-line strip below 100 columns)",
+               palette=("Toggle timeline", "Show or hide the tool timeline")),
+    KeyCommand(("input.page_up", "input.page_down"), "scroll the transcript"),
+    KeyCommand(("input.home", "input.end"), "top / bottom of the transcript (with nothing typed)"),
+    KeyCommand(("app.interrupt",), "copy it (OSC 52)", when=" with text selected"),
+    KeyCommand(("app.expand_output",), "expand / collapse the latest tool output or thinking",
+               palette=("Expand output", "Expand or collapse the latest tool output or thinking")),
+    KeyCommand(("app.command_palette",), "command palette"),
+    KeyCommand(("permission.allow", "permission.allow_always", "permission.deny", "permission.feedback"),
+               "answer a permission prompt"),
+)

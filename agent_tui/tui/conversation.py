@@ -13,8 +13,9 @@ import itertools
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from textual.app import App
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
@@ -32,7 +33,6 @@ from .widgets.tool_call import ToolCall
 from .widgets.transcript import Notice, Transcript, UserPrompt
 
 if TYPE_CHECKING:
-    from .app import AgentApp
     from .widgets.answer import AssistantText
 
 # Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
@@ -42,10 +42,13 @@ _REPEATS = itertools.count(2)
 class Conversation:
     """Turn and answer state, and the bus-event handlers that keep the view in step with it."""
 
-    def __init__(self, app: AgentApp, session: Session, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, app: App[Any], session: Session, clock: Callable[[], float], refresh_header: Callable[[], None]
+    ) -> None:
         self._app = app
         self.session = session
         self.clock = clock
+        self._refresh_header = refresh_header
         # Looked up once: handlers and the ticker run until the very end of the app.
         self.transcript = app.query_one(Transcript)
         self.timeline = app.query_one(Timeline)
@@ -84,7 +87,7 @@ class Conversation:
         self.gauge.activity = self.activity()
 
     async def _on_session_started(self, event: ev.SessionStarted) -> None:
-        self._app.refresh_header()
+        self._refresh_header()
 
     async def _on_user_message(self, event: ev.UserMessage) -> None:
         prompt = self.queued.popleft() if self.queued else Prompt(event.text)

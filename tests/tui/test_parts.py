@@ -110,3 +110,27 @@ def test_every_binding_has_an_id_so_a_keymap_can_remap_it():
     for owner in (AgentApp, PromptInput, PermissionPrompt, FeedbackInput, TranscriptScreen):
         for binding in owner.__dict__.get("BINDINGS", []):
             assert isinstance(binding, Binding) and binding.id, f"{owner.__name__}: {binding}"
+
+
+def test_the_tui_modules_import_one_another_without_a_cycle():
+    """Counting imports made only for type checking: each module can be read before its users."""
+    import ast
+    import graphlib
+    from pathlib import Path
+
+    import agent_tui.tui
+
+    root = Path(agent_tui.tui.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        package = module.rpartition(".")[0].split(".") if "." in module else []
+        deps = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package[: len(package) - node.level + 1] + ([node.module] if node.module else [])
+                for alias in node.names:
+                    target = ".".join([*base, alias.name]).lstrip(".")
+                    deps.add(target if (root / f"{target.replace('.', '/')}.py").exists() else ".".join(base))
+    graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError, naming the cycle

@@ -17,6 +17,7 @@ from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
 from agent_tui.tui.widgets.answer import AssistantText
+from agent_tui.tui.widgets.markdown_view import AgentMarkdown
 from tests.loopback import gated, hang, reply, sse_error, text, thinking, tool_use
 
 from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until
@@ -367,6 +368,28 @@ async def test_keymap_remaps_a_binding(api, tmp_path):
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("f2")
         assert not app.timeline.display
+
+
+async def test_help_lists_a_remapped_key_under_its_new_name(api, tmp_path):
+    app, _ = make_app(api, tmp_path, keymap={"app.toggle_timeline": "f2", "input.newline": "ctrl+n"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_prompt(pilot, "/help")
+        await wait_until(pilot, lambda: "/exit — Quit agent-tui" in screen_text(app))
+        help_text = app.transcript.query(AgentMarkdown).last().source
+        rows = dict(line.strip("| ").split(" | ", 1) for line in help_text.splitlines() if line.startswith("| "))
+        assert rows["F2"].startswith("show / hide the timeline")
+        assert rows["Ctrl+N"] == "newline"
+        assert "Ctrl+T" not in rows and "Shift+Enter, Ctrl+J" not in rows
+        assert rows["Shift+Tab"] == "cycle the permission mode"  # keys nobody remapped keep theirs
+
+
+async def test_the_command_palette_names_the_remapped_key(api, tmp_path):
+    app, _ = make_app(api, tmp_path, keymap={"app.toggle_timeline": "f2"})
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.1)
+        await pilot.press(*"toggle timeline")
+        await wait_until(pilot, lambda: "Show or hide the tool timeline (F2)" in screen_text(app))
 
 
 async def test_command_palette_runs_an_app_command(api, tmp_path):

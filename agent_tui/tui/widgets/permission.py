@@ -39,10 +39,11 @@ def describe_input(request: PermissionRequested, cwd: Path) -> str:
 class FeedbackInput(Input):
     BINDINGS = [Binding("escape", "cancel", "Back", id="permission.feedback_cancel")]
 
+    class Cancelled(Message):
+        """Esc in the feedback box: back to the y / a / n / e answers."""
+
     def action_cancel(self) -> None:
-        prompt = self.parent.parent if self.parent else None
-        if isinstance(prompt, PermissionPrompt):
-            prompt.hide_feedback()
+        self.post_message(self.Cancelled())
 
 
 class PermissionPrompt(Vertical, can_focus=True):
@@ -146,6 +147,10 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.query_one(FeedbackInput).value = ""
         self.focus()
         self.refresh_bindings()
+
+    def on_feedback_input_cancelled(self, event: FeedbackInput.Cancelled) -> None:
+        event.stop()
+        self.hide_feedback()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

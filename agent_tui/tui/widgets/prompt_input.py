@@ -9,6 +9,7 @@ the highlighted one, Esc closes the menu.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from ..commands import SLASH_COMMANDS, custom_slash_commands, parse_slash
+from ..commands import SlashCommand
 from ..mentions import path_candidates
 
 _SLASH_WORD = re.compile(r"^/(\S*)$")
@@ -59,7 +60,7 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
-    def __init__(self, cwd: Path, *, id: str | None = None) -> None:
+    def __init__(self, cwd: Path, commands: Callable[[], Sequence[SlashCommand]], *, id: str | None = None) -> None:
         super().__init__(
             id=id,
             soft_wrap=True,
@@ -69,6 +70,8 @@ class PromptInput(TextArea):
             placeholder="Ask anything · / for commands · @ to attach a file · Enter sends, Shift+Enter newline",
         )
         self.cwd = cwd
+        # The slash commands on offer now (the project's may change while the app runs).
+        self._commands = commands
         self.prompt_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
@@ -95,7 +98,7 @@ class PromptInput(TextArea):
         slash = _SLASH_WORD.match(line) if row == 0 and self.document.line_count == 1 else None
         if slash:
             word = slash.group(1)
-            for command in (*SLASH_COMMANDS, *custom_slash_commands(self.app)):
+            for command in self._commands():
                 if command.name.startswith(word) and line != f"/{command.name}":
                     completions.append(Completion(0, f"/{command.name} ", True))
                     labels.append(
@@ -142,6 +145,11 @@ class PromptInput(TextArea):
         typed = self.document.get_line(row)[completion.replace_from : column]
         return completion.final and typed.rstrip() == completion.text.rstrip()
 
+    def _is_command(self, text: str) -> bool:
+        """`text` is a built-in slash command, typed out (with or without an argument)."""
+        name = text.strip().partition(" ")[0]
+        return any(f"/{c.name}" == name and c.run is not None for c in self._commands())
+
     def action_close_menu(self) -> None:
         self._completions = []
         self.menu.display = False
@@ -168,7 +176,7 @@ class PromptInput(TextArea):
         # them in the queue): decide on the text as it is now, and never replace a command
         # that was typed out in full.
         self._update_completions()
-        if self.menu_open and parse_slash(self.text) is None and not self._typed_in_full():
+        if self.menu_open and not self._is_command(self.text) and not self._typed_in_full():
             self._accept()
             return
         text = self.text
@@ -242,12 +250,13 @@ class PromptInput(TextArea):
 class InputArea(Vertical):
     """The completion menu above the input box."""
 
-    def __init__(self, cwd: Path, *, id: str | None = None) -> None:
+    def __init__(self, cwd: Path, commands: Callable[[], Sequence[SlashCommand]], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._cwd = cwd
+        self._commands = commands
 
     def compose(self) -> ComposeResult:
         menu = CompletionMenu(id="completion-menu")
         menu.display = False
         yield menu
-        yield PromptInput(self._cwd, id="prompt-input")
+        yield PromptInput(self._cwd, self._commands, id="prompt-input")

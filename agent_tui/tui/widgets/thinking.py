@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from textual import events
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import Static
 
 
 class ThinkingBlock(Static):
+    expanded: reactive[bool] = reactive(False, init=False)
+
     def __init__(self) -> None:
         super().__init__("", markup=False, classes="thinking")
         self._parts: list[str] = []
         self._chars = 0
         self.finished = False
-        self.expanded = False
         self.update(self._content())
 
     @property
@@ -40,7 +42,9 @@ class ThinkingBlock(Static):
 
     def toggle(self) -> None:
         self.expanded = not self.expanded
-        self.set_class(self.expanded, "-expanded")
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
         self.update(self._content())
 
     def on_click(self, event: events.Click) -> None:

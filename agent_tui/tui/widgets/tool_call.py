@@ -12,7 +12,9 @@ from typing import Any
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from ..state import ToolRecord, ToolStatus, dom_id, format_seconds
@@ -54,20 +56,27 @@ def result_hint(record: ToolRecord) -> str:
 class ToolSummary(Static):
     """The clickable one-line summary."""
 
+    class Clicked(Message):
+        """The summary line was clicked: its tool call expands or collapses."""
+
     def on_click(self, event: events.Click) -> None:
         event.stop()
-        parent = self.parent
-        if isinstance(parent, ToolCall):
-            parent.toggle()
+        self.post_message(self.Clicked())
 
 
 class ToolCall(Vertical):
+    # Expanded: the output or diff shows under the summary line (class `-expanded`).
+    expanded: reactive[bool] = reactive(False, init=False)
+
     def __init__(self, record: ToolRecord) -> None:
         super().__init__(id=dom_id("tool", record.key), classes="tool-call")
         self.record = record
-        self.expanded = False
         self._body: Static | None = None
         self._progress: list[str] = []
+
+    def on_tool_summary_clicked(self, event: ToolSummary.Clicked) -> None:
+        event.stop()
+        self.toggle()
 
     def compose(self) -> ComposeResult:
         yield ToolSummary(self._summary(), markup=False, classes="tool-summary")
@@ -105,15 +114,16 @@ class ToolCall(Vertical):
         progress.display = True
 
     def toggle(self) -> None:
-        if not self.has_output and not self.expanded:
-            return
-        self.expanded = not self.expanded
-        self.set_class(self.expanded, "-expanded")
-        if self.expanded and self._body is None:
+        if self.has_output or self.expanded:
+            self.expanded = not self.expanded
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        if expanded and self._body is None:
             self._body = self._make_body()
             self.mount(self._body)
         elif self._body is not None:
-            self._body.display = self.expanded
+            self._body.display = expanded
         self.query_one(ToolSummary).update(self._summary())
 
     def _make_body(self) -> Static:

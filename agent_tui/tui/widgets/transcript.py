@@ -118,9 +118,11 @@ class Transcript(VerticalScroll, can_focus=True):
             doomed.append(child)
         if not doomed:
             return
+        # Read before the removal shifts everything up: a person reading older entries stays put.
+        following = self.is_anchored and self.is_vertical_scroll_end
         self.pruned += len(doomed)
         self._show_pruned_note()
         await self.remove_children(doomed)
         await asyncio.sleep(0)
-        if self._anchored and not self._anchor_released:
+        if following:
             self.scroll_end(animate=False, immediate=True)
