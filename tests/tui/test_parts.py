@@ -134,3 +134,18 @@ def test_the_tui_modules_import_one_another_without_a_cycle():
                     deps.add(target if (root / f"{target.replace('.', '/')}.py").exists() else ".".join(base))
     graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
     graphlib.TopologicalSorter(graph).prepare()  # raises CycleError, naming the cycle
+
+
+def test_no_function_in_the_tui_is_longer_than_80_lines():
+    import ast
+
+    import agent_tui.tui
+
+    root = Path(agent_tui.tui.__file__).parent
+    long = [
+        f"{path.relative_to(root)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno + 1 > 80
+    ]
+    assert long == []
