@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -151,6 +152,15 @@ def describe_sessions(sessions: list[SessionInfo], limit: int = 20) -> str:
     return "\n".join(lines)
 
 
+def end_startup() -> bool:
+    """Start-up is over: True when Ctrl+C arrived during it.  If `__main__` paused the garbage
+    collector, what start-up made is frozen (kept out of every later collection) and it resumes."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+    return interrupts.settle()
+
+
 def resume_session(session: Session, args: argparse.Namespace) -> int | None:
     """Load the conversation `-c` / `-r` asks for into `session`; an exit status on failure."""
     from .engine.store import SessionNotFound, list_sessions
@@ -216,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .tui.app import run_tui
 
-    if interrupts.settle():
+    if end_startup():
         return 130
     return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
                    pick_session=args.resume == "", mcp_json_pending=pending)
@@ -318,7 +328,7 @@ def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:
         finally:
             await session.aclose()
 
-    if interrupts.settle():
+    if end_startup():
         return 130
     try:
         return asyncio.run(print_and_close())

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.bench.peer import agent_env, claude_env, claude_version, find_agent, find_claude
+from tests.bench.peer import compile_agent, agent_env, claude_env, claude_version, find_agent, find_claude
 from tests.loopback import LoopbackServer, Response, reply, text, tool_use
 
 # ---------------------------------------------------------------- targets
@@ -391,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ("turns", "stream", "overlap"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}  (python {sys.version.split()[0]}, {args.repeat} runs each)", flush=True)
+    compile_agent(find_agent())
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
           flush=True)
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.bench.peer import PtyApp, agent_env, claude_env, claude_version, find_agent, find_claude
+from tests.bench.peer import compile_agent, PtyApp, agent_env, claude_env, claude_version, find_agent, find_claude
 
 TARGETS = {"first paint": (0.6, 1.0), "last line": (None, 1.0), "cpu": (None, 0.8), "rss": (100.0, None),
            "frame": (0.05, None)}
@@ -229,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ("pty", "session"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}", flush=True)
+    compile_agent(find_agent())
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
           flush=True)
     if "pty" in only:

@@ -25,6 +25,7 @@ import select
 import shutil
 import signal
 import struct
+import subprocess
 import sys
 import tempfile
 import termios
@@ -43,6 +44,21 @@ def find_agent() -> str:
     if found:
         return found
     raise SystemExit("agent-tui is not installed (neither beside the interpreter nor on PATH)")
+
+
+def compile_agent(exe: str) -> None:
+    """Write the bytecode of agent-tui's modules, as `pip install .` does at install time.
+
+    An editable install writes none, and where PYTHONDONTWRITEBYTECODE is set
+    every start would compile them from source: that is not what a user runs."""
+    first = Path(exe).read_text(errors="replace").partition("\n")[0]
+    interpreter = first.removeprefix("#!").strip() if first.startswith("#!") and "python" in first else sys.executable
+    subprocess.run(
+        [interpreter, "-c", "import agent_tui, compileall, os; "
+         "compileall.compile_dir(os.path.dirname(agent_tui.__file__), quiet=1); "
+         "import agent_tui.themes as t; compileall.compile_dir(os.path.dirname(t.__file__), quiet=1)"],
+        check=True,
+    )
 
 
 def find_claude() -> str | None:
