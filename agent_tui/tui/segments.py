@@ -24,8 +24,11 @@ class SegmentSplitter:
         self._prev_blank = False
         self._at_line_start = True
 
-    def split(self, text: str) -> list[str]:
-        """`text` in pieces; each piece but the last ends a segment."""
+    def split(self, text: str, limit: int | None = None) -> list[str]:
+        """`text` in pieces; each piece but the last ends a segment.  `limit`, for this text
+        only, overrides the segment size (0: cut at every paragraph boundary in it)."""
+        if limit is None:
+            limit = self.limit
         pieces: list[str] = []
         start = i = 0
         n = len(text)
@@ -35,7 +38,7 @@ class SegmentSplitter:
                 if (
                     self._prev_blank
                     and self._fence is None
-                    and self._size + (i - start) >= self.limit
+                    and self._size + (i - start) >= limit
                     and text[i] not in " \t\n"
                 ):
                     pieces.append(text[start:i])

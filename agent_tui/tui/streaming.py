@@ -10,16 +10,23 @@ the last segment is frozen when the next prompt starts.  So the widget count
 of an answer, and the work per frame, stay bounded however long the answer
 or the session is.
 
-A fast server (or a slow frame) delivers many segments in one batch.  Only
-the newest of them that fit the transcript's line budget are rendered: the
-rest would be pruned right after layout, so they are counted as pruned and
-never drawn (`/transcript` shows everything).  The app yields to the event
-loop between frozen widgets, so frames keep flowing while a batch is drawn.
+A fast server (or a slow frame) delivers a lot of text in one batch.  Such a
+batch is cut at every paragraph it completes: the complete paragraphs are
+frozen at once, and the live widget only gets the block still being written
+(Textual's Markdown mounts a widget per block, and no frame is drawn until a
+whole append is mounted).  Only the newest pieces that fit the transcript's
+line budget are rendered: the rest would be pruned right after layout, so
+they are counted as pruned and never drawn (`/transcript` shows everything).
+The pieces are mounted one per frame: after each, the run waits until the
+screen has been refreshed, so frames keep flowing while a batch is drawn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import threading
 from typing import TYPE_CHECKING
 
 from textual.app import App
@@ -28,13 +35,62 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from .segments import SegmentSplitter
 from .widgets.markdown_lite import FrozenMarkdown
-from .widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from .widgets.answer import AssistantText
+    from .widgets.transcript import Transcript
 
 # Text per frozen widget: few widgets to lay out, and one render stays short enough for a frame.
-FROZEN_CHARS = 8000
+FROZEN_CHARS = 3000
+# A batch at least this long is cut at every paragraph boundary (a model types far less per frame).
+EAGER_CHARS = 1000
+# The longest wait for a frame between two pieces (a suspended app draws none).
+FRAME_WAIT = 0.1
+
+
+# Thresholds put aside while text streams; None when full collections run as usual.
+_saved_thresholds: tuple[int, int, int] | None = None
+
+
+# The run that paused them (a later run takes over the pause).
+_paused_by: object = None
+
+
+def pause_full_collections(run: object) -> None:
+    """Python's full collections walk every object (~0.1 s once a long answer is on screen,
+    a dropped frame each): while text streams they wait; young collections go on.
+    (Textual pauses the collector during smooth scrolling for the same reason.)"""
+    global _saved_thresholds, _paused_by
+    _paused_by = run
+    if _saved_thresholds is None:
+        _saved_thresholds = gc.get_threshold()
+        young, middle, _ = _saved_thresholds
+        gc.set_threshold(young, middle, 1 << 30)
+
+
+def resume_full_collections(run: object) -> None:
+    """Full collections run as usual again, unless another run has paused them since."""
+    global _saved_thresholds, _paused_by
+    if _saved_thresholds is not None and _paused_by is run:
+        gc.set_threshold(*_saved_thresholds)
+        _saved_thresholds = _paused_by = None
+
+
+def warm_up() -> None:
+    """Load, in a background thread, what the first answer needs and the first paint does not:
+    its frames would otherwise stall while it loads (the Markdown parser and widgets, the
+    highlighters of the languages answers use most, the HTTP client of the first request)."""
+    threading.Thread(target=_load_for_first_answer, name="warm-up", daemon=True).start()
+
+
+def _load_for_first_answer() -> None:
+    from ..engine import transport  # noqa: F401  (httpx2)
+    from .widgets import answer  # noqa: F401  (Textual's Markdown)
+    from .widgets.markdown_lite import _lexer, _parser
+
+    _parser()
+    for language in ("python", "bash", "json", "diff", "javascript", "typescript"):
+        _lexer(language)
 
 
 async def _pump(widget: AssistantText, chunks: asyncio.Queue[str | None]) -> None:
@@ -99,7 +155,8 @@ class TextRun:
         self._started = False
 
     async def write(self, text: str) -> None:
-        pieces = self._splitter.split(text)
+        pause_full_collections(self)
+        pieces = self._splitter.split(text, limit=0 if len(text) >= EAGER_CHARS else None)
         if len(pieces) > 1:
             done = self._live.text if self._live is not None else ""
             await self._freeze([done + pieces[0], *pieces[1:-1]])
@@ -112,11 +169,13 @@ class TextRun:
     async def finish(self) -> AssistantText | None:
         """End the run once the live segment has written its last line; that widget."""
         live, self._live = self._live, None
-        if live is None:
-            return None
-        await live.stop()
-        self._transcript.protected.discard(live.widget)
-        return live.widget
+        if live is not None:
+            await live.stop()
+            self._transcript.protected.discard(live.widget)
+        # Once the end of the answer is on screen (a full collection may come right after).
+        if not self._transcript.call_after_refresh(resume_full_collections, self):
+            resume_full_collections(self)
+        return live.widget if live is not None else None
 
     def _classes(self) -> str:
         first = not self._started
@@ -153,6 +212,8 @@ class TextRun:
         pieces = self._shown(group_segments(texts))
         transcript = self._transcript
         for n, piece in enumerate(pieces):
+            if n:
+                await self._next_frame()
             if n == 0 and live is not None:
                 # The first piece takes the live widget's place (and its classes).
                 widget = FrozenMarkdown(piece, classes=" ".join(live.widget.classes))
@@ -165,11 +226,20 @@ class TextRun:
                 widget = FrozenMarkdown(piece, classes=self._classes())
                 self._mounted.append(widget)
                 await transcript.add(widget)
-            # A frame may be drawn between two renders.
-            await asyncio.sleep(0)
         if live is not None:
             transcript.protected.discard(live.widget)
             await live.widget.remove()
+        if pieces:
+            # What follows (the live widget, the next batch) starts in a frame of its own.
+            await self._next_frame()
+
+    async def _next_frame(self) -> None:
+        """Until the screen has drawn what is mounted so far."""
+        drawn = asyncio.Event()
+        # Posted to the transcript, not the app: the app's own queue waits for the handler running this.
+        if self._transcript.call_after_refresh(drawn.set):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(drawn.wait(), FRAME_WAIT)
 
 
 async def freeze(transcript: Transcript, widgets: list[AssistantText]) -> None:

@@ -7,11 +7,13 @@ the answer is cut into batches.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from textual import events
 
 from agent_tui.engine import events as ev
-from agent_tui.tui.streaming import group_segments
+from agent_tui.tui.streaming import FROZEN_CHARS, group_segments
 from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
 from agent_tui.tui.widgets.answer import AssistantText
 
@@ -80,6 +82,40 @@ async def test_a_huge_batch_mounts_only_what_the_transcript_keeps(api, tmp_path)
         assert 0 < len(shown) < len(text) // 10
         assert len(mounted) < 20
         assert app.transcript.pruned >= 50
+
+
+async def test_a_large_batch_is_drawn_in_bounded_pieces_one_per_frame(api, tmp_path):
+    text = answer(120)  # about 17 KB in one batch, all of it within the transcript's budget
+    app, _ = make_app(api, tmp_path)
+    frames: list[set[FrozenMarkdown]] = []
+
+    async with app.run_test(size=(110, 30)) as pilot:
+        display = app._display
+
+        def drawn(screen, update) -> None:
+            frames.append({w for w in app.transcript.children if isinstance(w, FrozenMarkdown)})
+            display(screen, update)
+
+        app._display = drawn  # type: ignore[method-assign]
+        await app.replay([*opening(), ev.TextDelta(index=0, text=text), *closing(text)])
+        await wait_until(pilot, lambda: "THE-LAST-LINE" in screen_text(app))
+        pieces = frames[-1]
+        assert len(pieces) >= 5
+        assert all(len(piece.source) <= FROZEN_CHARS for piece in pieces)
+        # Each frame drew at most one piece more than the one before: the batch never went out in one go.
+        assert all(len(after - before) <= 1 for before, after in zip(frames, frames[1:]))
+        assert shown_sources(app) == text
+
+
+async def test_full_collections_wait_while_an_answer_streams(api, tmp_path):
+    app, _ = make_app(api, tmp_path)
+    usual = gc.get_threshold()
+    async with app.run_test(size=(110, 30)) as pilot:
+        await app.replay([*opening(), ev.TextDelta(index=0, text="Some text")])
+        assert gc.get_threshold()[:2] == usual[:2]
+        assert gc.get_threshold()[2] > 1_000_000
+        await app.replay(closing("Some text"))
+        await wait_until(pilot, lambda: gc.get_threshold() == usual)
 
 
 def test_segments_are_grouped_into_pieces_of_bounded_size_without_losing_text():

@@ -17,6 +17,8 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ..streaming import warm_up
+
 # Virtual height (lines) at which pruning starts, and the height it prunes down to;
 # likewise for the number of entries.
 PRUNE_HIGH = 3000
@@ -55,6 +57,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def on_mount(self) -> None:
         self.anchor()
+        # Once the first frame is out, what the first answer needs loads in the background.
+        self.set_timer(0.3, warm_up)
 
     def add(self, *widgets: Widget, before: Widget | None = None) -> AwaitMount:
         """Append entries (await the result to know they are mounted)."""
