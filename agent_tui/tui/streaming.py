@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .widgets.transcript import Transcript
 
 # Text per frozen widget: few widgets to lay out, and one render stays short enough for a frame.
-FROZEN_CHARS = 3000
+FROZEN_CHARS = 1500
 # A batch at least this long is cut at every paragraph boundary (a model types far less per frame).
 EAGER_CHARS = 1000
 # The longest wait for a frame between two pieces (a suspended app draws none).
@@ -84,6 +84,10 @@ def warm_up() -> None:
 
 
 def _load_for_first_answer() -> None:
+    import anyio._backends._asyncio  # noqa: F401  (what httpx2 and the file watcher load on first use)
+    import h11  # noqa: F401
+    import httpcore2  # noqa: F401
+
     from ..engine import transport  # noqa: F401  (httpx2)
     from .widgets import answer  # noqa: F401  (Textual's Markdown)
     from .widgets.markdown_lite import _lexer, _parser
