@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import threading
 from typing import TYPE_CHECKING
 
 from textual.app import App
@@ -74,27 +73,6 @@ def resume_full_collections(run: object) -> None:
     if _saved_thresholds is not None and _paused_by is run:
         gc.set_threshold(*_saved_thresholds)
         _saved_thresholds = _paused_by = None
-
-
-def warm_up() -> None:
-    """Load, in a background thread, what the first answer needs and the first paint does not:
-    its frames would otherwise stall while it loads (the Markdown parser and widgets, the
-    highlighters of the languages answers use most, the HTTP client of the first request)."""
-    threading.Thread(target=_load_for_first_answer, name="warm-up", daemon=True).start()
-
-
-def _load_for_first_answer() -> None:
-    import anyio._backends._asyncio  # noqa: F401  (what httpx2 and the file watcher load on first use)
-    import h11  # noqa: F401
-    import httpcore2  # noqa: F401
-
-    from ..engine import transport  # noqa: F401  (httpx2)
-    from .widgets import answer  # noqa: F401  (Textual's Markdown)
-    from .widgets.markdown_lite import _lexer, _parser
-
-    _parser()
-    for language in ("python", "bash", "json", "diff", "javascript", "typescript"):
-        _lexer(language)
 
 
 async def _pump(widget: AssistantText, chunks: asyncio.Queue[str | None]) -> None:

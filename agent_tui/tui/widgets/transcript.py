@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ..streaming import warm_up
+from ..warmup import warm_up
 
 # Virtual height (lines) at which pruning starts, and the height it prunes down to;
 # likewise for the number of entries.
