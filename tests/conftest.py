@@ -27,6 +27,18 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis profile: {settings.get_current_profile_name()} (max_examples={settings.default.max_examples})"
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Under xdist each worker counts its own cases; hand them to the controller, which prints them.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["generated_cases"] = dict(COUNTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    COUNTS.update(getattr(node, "workeroutput", {}).get("generated_cases", {}))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if COUNTS:
         rows = ", ".join(f"{label}: {n:,}" for label, n in sorted(COUNTS.items()))
@@ -49,6 +61,9 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         for var, _key in ENV_VARS:
             if var.startswith("AGENT_TUI_"):
                 mp.delenv(var, raising=False)
+        # About a hundred tests start the `agent-tui` script: let the first child cache the
+        # package's bytecode (as any default Python does) so the rest don't recompile it.
+        mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
         yield
 
 

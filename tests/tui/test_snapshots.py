@@ -20,6 +20,12 @@ from .helpers import make_app, screen_text, wait_until
 USAGE = {"input_tokens": 12_400}
 
 
+def usage_out(output_tokens: int) -> dict[str, int]:
+    """USAGE with the output tokens given: a reply carrying tmp_path would otherwise be
+    estimated from the path's length, and the gauge would depend on where the test runs."""
+    return {**USAGE, "output_tokens": output_tokens}
+
+
 class ManualClock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -111,8 +117,9 @@ def test_permission_prompt_with_a_diff(snap_compare, api, project):
         "new_string": '    """Greet someone by name."""\n    return f"Hello, {name}!"\n',
     }
     api.push(
-        reply(text("Let me read it first."), tool_use("Read", {"file_path": target}, id="toolu_read"), usage=USAGE),
-        reply(text("Now the change:"), tool_use("Edit", edit, id="toolu_edit"), usage=USAGE),
+        reply(text("Let me read it first."), tool_use("Read", {"file_path": target}, id="toolu_read"),
+              usage=usage_out(35)),
+        reply(text("Now the change:"), tool_use("Edit", edit, id="toolu_edit"), usage=usage_out(57)),
     )
     app, clock = _app(api, project)
 
@@ -209,8 +216,8 @@ def test_permission_prompt_at_size(snap_compare, api, project, size):
         "new_string": '    """Greet someone by name."""\n    return f"Hello, {name}!"\n',
     }
     api.push(
-        reply(tool_use("Read", {"file_path": target}, id="toolu_read"), usage=USAGE),
-        reply(text("Now the change:"), tool_use("Edit", edit, id="toolu_edit"), usage=USAGE),
+        reply(tool_use("Read", {"file_path": target}, id="toolu_read"), usage=usage_out(30)),
+        reply(text("Now the change:"), tool_use("Edit", edit, id="toolu_edit"), usage=usage_out(57)),
     )
     app, clock = _app(api, project)
 
