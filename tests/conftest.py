@@ -64,6 +64,9 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         # About a hundred tests start the `agent-tui` script: let the first child cache the
         # package's bytecode (as any default Python does) so the rest don't recompile it.
         mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        # xdist workers get COLUMNS=80 LINES=24, which Textual would take over a resized terminal's size.
+        mp.delenv("COLUMNS", raising=False)
+        mp.delenv("LINES", raising=False)
         yield
 
 
