@@ -9,6 +9,7 @@ exactly as published, in order.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -134,3 +135,17 @@ class EventBus:
     def close(self) -> None:
         for sub in list(self._subscriptions):
             sub.close()
+
+
+def child_emitter(emit: Callable[[Event], None], parent_tool_use_id: str | None) -> Callable[[Event], None]:
+    """`emit` for a subagent: each event it publishes is tagged with the parent's Agent tool_use
+    id (an event already tagged keeps its own); at the top level, `emit` itself."""
+    if parent_tool_use_id is None:
+        return emit
+
+    def tagged(event: Event) -> None:
+        if event.parent_tool_use_id is None:
+            event = dataclasses.replace(event, parent_tool_use_id=parent_tool_use_id)
+        emit(event)
+
+    return tagged

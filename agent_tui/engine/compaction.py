@@ -187,11 +187,7 @@ async def _summarize(env: PipelineEnv, request: ModelRequest, trigger: str) -> M
                 # Every PROGRESS_STEP tokens, so a long summary costs a bounded number of events.
                 if chars // 4 - reported >= PROGRESS_STEP:
                     reported = chars // 4
-                    env.emit(
-                        ev.CompactionProgress(
-                            trigger=trigger, output_tokens=reported, parent_tool_use_id=env.parent_tool_use_id
-                        )
-                    )
+                    env.emit(ev.CompactionProgress(trigger=trigger, output_tokens=reported))
         raise ModelError("connection", "The summary stream ended without message_stop", mid_stream=True)
 
     return await _race(run(), env.abort)
@@ -227,18 +223,31 @@ async def compact_conversation(
     prompt = SUMMARY_PROMPT
     if instructions.strip():
         prompt += f"\n\nAdditional instructions from the user for this summary:\n{instructions.strip()}"
+    env.emit(ev.Notice(kind="compaction", message=f"Compacting the conversation ({tokens_before:,} tokens)…"))
+    stop = await _request_summary(messages, env, prompt, trigger, overflow)
+    add_usage(env.usage_totals, stop.usage)
+    add_usage(env.usage_by_model.setdefault(env.model_name, {}), stop.usage)
+    text = "".join(b.get("text", "") for b in stop.message.get("content", []) if b.get("type") == "text")
+    summary = _extract_summary(text)
+    if not summary:
+        raise CompactionFailed("the model returned an empty summary")
+    new = [summary_message(summary, request_blocks, continue_work=trigger != "manual")]
+    tokens_after = env.overhead + estimate_tokens(new)
+    env.emit(ev.Compaction(tokens_before=tokens_before, tokens_after=tokens_after, trigger=trigger))
+    env.publish_estimate(tokens_after)
+    return Compacted(new, summary, tokens_before, tokens_after, trigger)
+
+
+async def _request_summary(
+    messages: list[Message], env: PipelineEnv, prompt: str, trigger: str, overflow: str | None
+) -> MessageStop:
+    """Ask for the summary of as much of the history as fits; a request that is still too
+    long is sent again with less history, a retryable failure after a pause."""
     summary_max = min(env.settings.summary_max_tokens, output_cap_for(env.model_name))
     fixed = env.overhead + estimate_text(prompt) + summary_max + SUMMARY_MARGIN
     target = env.window - fixed
     if overflow is not None:
         target = _shrunk_target(target, overflow, env.overhead + estimate_tokens(messages), fixed, messages)
-    env.emit(
-        ev.Notice(
-            kind="compaction",
-            message=f"Compacting the conversation ({tokens_before:,} tokens)…",
-            parent_tool_use_id=env.parent_tool_use_id,
-        )
-    )
     trims = 0
     attempt = 1
     while True:
@@ -254,7 +263,7 @@ async def compact_conversation(
             prompt_caching=env.prompt_caching,
         )
         try:
-            stop = await _summarize(env, request, trigger)
+            return await _summarize(env, request, trigger)
         except ModelError as err:
             if err.kind == "prompt_too_long" and trims < MAX_SUMMARY_TRIMS:
                 trims += 1
@@ -262,36 +271,12 @@ async def compact_conversation(
                 continue
             if err.retryable and attempt <= env.retry.max_retries:
                 delay = env.retry.delay(attempt, err.retry_after)
-                env.emit(
-                    ev.Notice(
-                        kind="retry",
-                        message=f"Summary request failed ({err.message}); retrying in {delay:.1f}s",
-                        parent_tool_use_id=env.parent_tool_use_id,
-                    )
-                )
+                message = f"Summary request failed ({err.message}); retrying in {delay:.1f}s"
+                env.emit(ev.Notice(kind="retry", message=message))
                 await _race(asyncio.sleep(delay), env.abort)
                 attempt += 1
                 continue
             raise CompactionFailed(f"the summary request failed: {err.message}") from err
-        break
-    add_usage(env.usage_totals, stop.usage)
-    add_usage(env.usage_by_model.setdefault(env.model_name, {}), stop.usage)
-    text = "".join(b.get("text", "") for b in stop.message.get("content", []) if b.get("type") == "text")
-    summary = _extract_summary(text)
-    if not summary:
-        raise CompactionFailed("the model returned an empty summary")
-    new = [summary_message(summary, request_blocks, continue_work=trigger != "manual")]
-    tokens_after = env.overhead + estimate_tokens(new)
-    env.emit(
-        ev.Compaction(
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            trigger=trigger,
-            parent_tool_use_id=env.parent_tool_use_id,
-        )
-    )
-    env.publish_estimate(tokens_after)
-    return Compacted(new, summary, tokens_before, tokens_after, trigger)
 
 
 def _shrunk_target(target: int, error: str, estimate: int, fixed: int, messages: list[Message]) -> int:

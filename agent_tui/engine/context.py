@@ -374,6 +374,7 @@ class PipelineEnv:
     usage_totals: dict[str, int] = field(default_factory=dict)
     # The same usage per model name (what it cost: engine/pricing.py).
     usage_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    # A subagent's: its PreCompact hooks say so (`emit` already tags its events).
     parent_tool_use_id: str | None = None
     # Mark the prefix for the prompt cache (the summary request shares it with the conversation).
     prompt_caching: bool = False
@@ -404,7 +405,6 @@ class PipelineEnv:
                 context_tokens=tokens,
                 context_window=self.window,
                 auto_compact_threshold=self.threshold,
-                parent_tool_use_id=self.parent_tool_use_id,
             )
         )
 
@@ -453,11 +453,7 @@ async def prepare(messages: list[Message], tracking: ContextTracking, env: Pipel
                 )
             else:
                 tail = " The conversation goes on uncompacted; it will try again before the next request."
-            env.emit(
-                ev.Notice(
-                    kind="error", message=f"Auto-compact failed: {exc}.{tail}", parent_tool_use_id=env.parent_tool_use_id
-                )
-            )
+            env.emit(ev.Notice(kind="error", message=f"Auto-compact failed: {exc}.{tail}"))
         else:
             steps.append(StepRecord("autocompact", compacted.tokens_before - compacted.tokens_after, 1))
             return Prepared(compacted.messages, ContextTracking(), compacted.tokens_after, tuple(steps), compacted)

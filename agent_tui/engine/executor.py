@@ -12,7 +12,6 @@ history stays valid.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ..tools.base import (
     validate_input,
 )
 from . import events as ev
+from .bus import child_emitter
 from .hooks import HookOutcome, HookRunner, context_text, hook_label
 from .messages import REJECT_MESSAGE, tool_result_block, valid_utf8
 from .permissions import Decision, PermissionAnswer, PermissionPolicy
@@ -102,9 +102,10 @@ class StreamingToolExecutor:
     ) -> None:
         self._tools = tools
         self._policy = policy
-        self._emit = emit
         self._make_context = make_context
         self._options = options or ExecutorOptions()
+        # A subagent's executor tags what it publishes with the parent's Agent tool_use id.
+        self._emit = child_emitter(emit, self._options.parent_tool_use_id)
         self._hooks = hooks
         # Set when a PreToolUse/PostToolUse hook answered `continue: false`: the query stops after these tools.
         self.hook_stop: str | None = None
@@ -140,7 +141,6 @@ class StreamingToolExecutor:
                 input=tracked.input,
                 summary=_summary(tool, tracked.input),
                 concurrency_safe=safe,
-                parent_tool_use_id=self._options.parent_tool_use_id,
             )
         )
         if "_parse_error" in block:
@@ -232,7 +232,6 @@ class StreamingToolExecutor:
                 status=outcome,
                 data=data or {},
                 result=t.result,
-                parent_tool_use_id=self._options.parent_tool_use_id,
             )
         )
         self._changed.set()
@@ -274,21 +273,15 @@ class StreamingToolExecutor:
             return
         t.status = "running"
         t.started = self._options.clock()
-        self._emit(ev.ToolStarted(tool_use_id=t.id, name=t.name, parent_tool_use_id=self._options.parent_tool_use_id))
+        self._emit(ev.ToolStarted(tool_use_id=t.id, name=t.name))
         result: ToolResult | None = None
         async for item in tool.call(t.input, ctx):
             if isinstance(item, Progress):
-                self._emit(
-                    ev.ToolProgress(
-                        tool_use_id=t.id, text=item.text, parent_tool_use_id=self._options.parent_tool_use_id
-                    )
-                )
+                self._emit(ev.ToolProgress(tool_use_id=t.id, text=item.text))
             elif isinstance(item, ToolResult):
                 result = item
             elif isinstance(item, ev.Event):
                 # Tools publish through the executor, which tags a subagent's events with its parent.
-                if item.parent_tool_use_id is None and self._options.parent_tool_use_id is not None:
-                    item = dataclasses.replace(item, parent_tool_use_id=self._options.parent_tool_use_id)
                 self._emit(item)
         if result is None:
             result = ToolResult(f"Error: {t.name} produced no result", is_error=True)
@@ -331,7 +324,6 @@ class StreamingToolExecutor:
                 ev.Notice(
                     kind="hook",
                     message=f"{label} hook allowed the call: {outcome.permission_decision_reason}",
-                    parent_tool_use_id=parent,
                 )
             )
         t.hook_context.extend(context_text(label, c) for c in outcome.additional_context)
@@ -357,41 +349,10 @@ class StreamingToolExecutor:
         if outcome.prevent_continuation:
             self.hook_stop = outcome.stop_reason or f"Stopped by a {label} hook"
 
-    def _with_hook_decision(self, decision: Decision, t: TrackedTool, pre: HookOutcome | None) -> Decision:
-        """A PreToolUse hook's allow/ask on top of the policy's decision.
-
-        "allow" stands in for a person's yes: it answers a question, or a refusal made only
-        because nobody could answer (print mode, dontAsk); deny rules, plan mode and
-        dangerous commands still win.  "ask" turns an allow into a question.
-        """
-        wanted = pre.permission_decision if pre is not None else None
-        if wanted is None or decision.danger:
-            return decision
-        label = hook_label("PreToolUse", {"tool_name": t.name})
-        if wanted == "allow":
-            unanswered = decision.behavior == "deny" and decision.reason in ("non_interactive", "dont_ask")
-            if decision.behavior == "ask" or unanswered:
-                return Decision("allow", rule=f"{label} hook", reason="hook")
-        elif wanted == "ask" and decision.behavior == "allow":
-            why = pre.permission_decision_reason if pre is not None else ""
-            message = why or f"A {label} hook asks for approval."
-            if not getattr(self._policy, "interactive", True):
-                return Decision(
-                    "deny", f"Permission to use {t.name} was not granted (non-interactive mode): {message}",
-                    reason="non_interactive",
-                )
-            if self._policy.mode == "dontAsk":
-                return Decision(
-                    "deny", f"Permission to use {t.name} was not granted (dontAsk mode): {message}", reason="dont_ask"
-                )
-            return Decision("ask", message, reason="hook")
-        elif wanted == "ask" and decision.behavior == "ask" and pre is not None and pre.permission_decision_reason:
-            return dataclasses.replace(decision, message=pre.permission_decision_reason)
-        return decision
-
     async def _permitted(self, t: TrackedTool, tool: Tool, pre: HookOutcome | None = None) -> bool:
+        """Whether the call may run: the policy with the PreToolUse hook's say, then the person."""
         cwd = self._make_context(t.id).cwd
-        decision = self._with_hook_decision(self._policy.decide(tool, t.input, cwd=cwd), t, pre)
+        decision = self._policy.decide_call(tool, t.input, cwd=cwd, hook=pre)
         if decision.behavior == "allow":
             return True
         if decision.behavior == "ask" and self.rejected:
@@ -402,47 +363,7 @@ class StreamingToolExecutor:
             self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
             self._finish(t, decision.message or REJECT_MESSAGE, True, "rejected")
             return False
-        t.status = "awaiting_permission"
-        if self._hooks is not None:
-            self._hooks.notify(
-                f"agent-tui needs your permission to use {t.name}", parent_tool_use_id=self._options.parent_tool_use_id
-            )
-        diff = None
-        preview = getattr(tool, "permission_preview", None)
-        if preview is not None:
-            try:
-                diff = valid_utf8(await preview(t.input, self._make_context(t.id)))
-            except Exception:
-                diff = None
-        future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
-        self._emit(
-            ev.PermissionRequested(
-                tool_use_id=t.id,
-                tool_name=t.name,
-                input=t.input,
-                message=decision.message,
-                danger=decision.danger,
-                suggested_rule=decision.suggested_rule,
-                diff=diff,
-                future=future,
-                parent_tool_use_id=self._options.parent_tool_use_id,
-            )
-        )
-        try:
-            answer = await future
-        except asyncio.CancelledError:
-            if not future.done():
-                future.cancel()
-            self._emit(
-                ev.PermissionResolved(
-                    tool_use_id=t.id,
-                    tool_name=t.name,
-                    behavior="deny",
-                    feedback="interrupted",
-                    parent_tool_use_id=self._options.parent_tool_use_id,
-                )
-            )
-            raise
+        answer = await self._ask(t, tool, decision)
         rule = decision.suggested_rule if answer.remember and answer.behavior == "allow" else None
         if rule:
             self._policy.remember(rule)
@@ -454,7 +375,6 @@ class StreamingToolExecutor:
                 remember=answer.remember,
                 rule=rule,
                 feedback=answer.feedback,
-                parent_tool_use_id=self._options.parent_tool_use_id,
             )
         )
         if answer.behavior == "allow":
@@ -470,6 +390,40 @@ class StreamingToolExecutor:
         if not answer.feedback:
             self._reject_rest()
         return False
+
+    async def _ask(self, t: TrackedTool, tool: Tool, decision: Decision) -> PermissionAnswer:
+        """Publish the question (with the change's diff) and wait for the front end's answer."""
+        t.status = "awaiting_permission"
+        if self._hooks is not None:
+            self._hooks.notify(
+                f"agent-tui needs your permission to use {t.name}", parent_tool_use_id=self._options.parent_tool_use_id
+            )
+        try:
+            diff = valid_utf8(await tool.permission_preview(t.input, self._make_context(t.id)))
+        except Exception:
+            diff = None
+        future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
+        self._emit(
+            ev.PermissionRequested(
+                tool_use_id=t.id,
+                tool_name=t.name,
+                input=t.input,
+                message=decision.message,
+                danger=decision.danger,
+                suggested_rule=decision.suggested_rule,
+                diff=diff,
+                future=future,
+            )
+        )
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if not future.done():
+                future.cancel()
+            self._emit(
+                ev.PermissionResolved(tool_use_id=t.id, tool_name=t.name, behavior="deny", feedback="interrupted")
+            )
+            raise
 
     def _reject_rest(self) -> None:
         """After a plain "no": nothing else of this turn starts; tools already running finish."""

@@ -29,6 +29,7 @@ ones that guard against irreversible damage; a deny rule still denies them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -41,6 +42,7 @@ from ..tools.bash_danger import danger_reason, sensitive_write_reason
 from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ..tools.bash_paths import resolve_paths, static
 from ..tools.sandbox import stays_inside
+from .hooks import HookOutcome, hook_label
 from .permission_rules import (
     PATH_TOOLS,
     SAFE_ENV_VARS,
@@ -363,6 +365,41 @@ class PermissionPolicy:
             if self.mode == "acceptEdits":
                 return Decision("allow", reason="mode")
         return self._ask(name, f"{name} wants to {_verb(name)}.", suggest_for_path(name, target, env), "default")
+
+    def decide_call(
+        self, tool: Any, input: dict[str, Any], *, cwd: Path | None = None, hook: HookOutcome | None = None
+    ) -> Decision:
+        """The decision for one tool call: `decide`, then a PreToolUse hook's allow/ask on top.
+
+        "allow" stands in for a person's yes: it answers a question, or a refusal made only
+        because nobody could answer (print mode, dontAsk); deny rules, plan mode and
+        dangerous commands still win.  "ask" turns an allow into a question.
+        """
+        decision = self.decide(tool, input, cwd=cwd)
+        wanted = hook.permission_decision if hook is not None else None
+        if hook is None or wanted is None or decision.danger:
+            return decision
+        label = hook_label("PreToolUse", {"tool_name": tool.name})
+        if wanted == "allow":
+            unanswered = decision.behavior == "deny" and decision.reason in ("non_interactive", "dont_ask")
+            if decision.behavior == "ask" or unanswered:
+                return Decision("allow", rule=f"{label} hook", reason="hook")
+        elif wanted == "ask" and decision.behavior == "allow":
+            message = hook.permission_decision_reason or f"A {label} hook asks for approval."
+            if not self.interactive:
+                return Decision(
+                    "deny", f"Permission to use {tool.name} was not granted (non-interactive mode): {message}",
+                    reason="non_interactive",
+                )
+            if self.mode == "dontAsk":
+                return Decision(
+                    "deny", f"Permission to use {tool.name} was not granted (dontAsk mode): {message}",
+                    reason="dont_ask",
+                )
+            return Decision("ask", message, reason="hook")
+        elif wanted == "ask" and decision.behavior == "ask" and hook.permission_decision_reason:
+            return dataclasses.replace(decision, message=hook.permission_decision_reason)
+        return decision
 
     def _decide_bash(self, command: str, read_only: bool, env: WorkingDirs, sandboxed: bool = False) -> Decision:
         parsed = parse_command(command)

@@ -41,10 +41,11 @@ from typing import Any
 
 from ..tools.base import Tool, ToolContext, tool_to_api, tools_by_name
 from . import events as ev
-from .aborting import race_abort
 from .budget import BudgetTracking, BudgetVerdict, check_token_budget
 from .compaction import CompactionFailed, CompactionInterrupted, compact_conversation
 from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
+from .aborting import race_abort
+from .bus import child_emitter
 from .executor import ExecutorOptions, StreamingToolExecutor
 from .hooks import HookOutcome, HookRunner, stop_hook_block_cap
 from .messages import (
@@ -72,9 +73,9 @@ from .model import (
     context_window_for,
     output_cap_for,
 )
-from .permissions import PermissionPolicy
 from .pricing import add_usage
 from .thinking import continues_with_thinking, thinking_for
+from .permissions import PermissionPolicy
 
 
 class Transition(str, enum.Enum):
@@ -256,7 +257,13 @@ class _Streamed:
 
 
 class _Aborted(Exception):
-    pass
+    """The user aborted: what the interrupted attempt streamed, and the executor holding the
+    tools it started (both None when no attempt was streaming, as during a retry's pause)."""
+
+    def __init__(self, streamed: _Streamed | None = None, executor: StreamingToolExecutor | None = None) -> None:
+        super().__init__("aborted")
+        self.streamed = streamed
+        self.executor = executor
 
 
 MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3
@@ -291,393 +298,639 @@ def escalated_max_tokens(model: str) -> int:
 
 
 async def query(params: QueryParams) -> Terminal:
-    emit = params.emit
-    parent = params.parent_tool_use_id
-    api_tools = [tool_to_api(t) for t in params.tools]
-    primary = params.model_name or params.model.name
-    settings = params.compaction or CompactionSettings()
-    base_env = PipelineEnv(
-        model=params.model,
-        model_name=primary,
-        window=params.context_window or context_window_for(primary),
-        max_output=params.max_tokens or DEFAULT_MAX_TOKENS,
-        system=params.system,
-        tools=api_tools,
-        settings=settings,
-        save_dir=params.results_dir or Path(tempfile.gettempdir()) / "agent-tui" / "tool-results",
-        emit=emit,
-        abort=params.abort,
-        retry=params.retry,
-        usage_totals=params.usage_totals,
-        usage_by_model=params.usage_by_model,
-        parent_tool_use_id=parent,
-        prompt_caching=params.prompt_caching,
-        hooks=params.hooks,
-    )
-    state = State(
-        messages=tuple(params.messages),
-        model=primary,
-        system=params.system,
-        auto_compact_tracking=params.tracking or ContextTracking(),
-    )
+    """Run the loop until a terminal reason.  Each phase returns the `State` to continue
+    with (a named transition), a `Terminal`, or None to go on to the next phase."""
+    q = _Query(params)
+    state = q.initial_state()
+    while True:
+        if params.abort.is_set():
+            return q.finish(state, TerminalReason.ABORTED_STREAMING, _interrupted_history(list(state.messages)))
+        turn = q.begin_turn(state)
+        for phase in (
+            q.pre_process,  # (1) tool-result budget -> microcompact -> autocompact
+            q.stream,  # (2) the model call; tools start at each tool_use's content_block_stop
+            q.take_answer,  # (3) escalate a cut-off answer, or append the answer (none: completed)
+            q.run_tools,  # (4) the executor's results, in block order
+            q.recover,  # (5) a failed stream's retry or fallback; a cut-off answer's nudge
+            q.decide_next,  # (6) no tool_use: stop hooks -> completed; else the next turn
+        ):
+            step = await phase(turn)
+            if step is not None:
+                break
+        if isinstance(step, Terminal):
+            return step
+        state = step
 
-    def finish(reason: TerminalReason, messages: list[Message], error: str | None = None) -> Terminal:
+
+@dataclass
+class _Turn:
+    """One iteration's working set: the state so far, the history as it grows, the
+    request's model and limits, and what the stream produced."""
+
+    state: State
+    messages: list[Message]
+    model: str
+    window: int
+    max_tokens: int
+    env: PipelineEnv
+    request: ModelRequest | None = None
+    streamed: _Streamed = field(default_factory=_Streamed)
+    executor: StreamingToolExecutor | None = None
+    tool_use_blocks: list[dict[str, Any]] = field(default_factory=list)
+    # The answer stopped at the output limit (or the context window).
+    cut_off: bool = False
+    # The larger output limit a cut-off answer may be asked again with (None: not this time).
+    escalate_to: int | None = None
+
+
+class _Query:
+    """One query's fixed parts (its params, tools, the emitter that tags a subagent's events,
+    the context pipeline's settings) and the phases of its loop."""
+
+    def __init__(self, params: QueryParams) -> None:
+        self.params = params
+        self.emit = child_emitter(params.emit, params.parent_tool_use_id)
+        self.api_tools = [tool_to_api(t) for t in params.tools]
+        self.primary = params.model_name or params.model.name
+        self.settings = params.compaction or CompactionSettings()
+        self.base_env = PipelineEnv(
+            model=params.model,
+            model_name=self.primary,
+            window=params.context_window or context_window_for(self.primary),
+            max_output=params.max_tokens or DEFAULT_MAX_TOKENS,
+            system=params.system,
+            tools=self.api_tools,
+            settings=self.settings,
+            save_dir=params.results_dir or Path(tempfile.gettempdir()) / "agent-tui" / "tool-results",
+            emit=self.emit,
+            abort=params.abort,
+            retry=params.retry,
+            usage_totals=params.usage_totals,
+            usage_by_model=params.usage_by_model,
+            parent_tool_use_id=params.parent_tool_use_id,
+            prompt_caching=params.prompt_caching,
+            hooks=params.hooks,
+        )
+
+    def initial_state(self) -> State:
+        return State(
+            messages=tuple(self.params.messages),
+            model=self.primary,
+            system=self.params.system,
+            auto_compact_tracking=self.params.tracking or ContextTracking(),
+        )
+
+    # -- endings ---------------------------------------------------------------------------
+
+    def finish(
+        self, state: State, reason: TerminalReason, messages: list[Message], error: str | None = None
+    ) -> Terminal:
         return Terminal(
             reason=reason,
             messages=messages,
             turns=state.turn_count,
             result=_last_text(messages),
             error=error,
-            usage=dict(params.usage_totals),
+            usage=dict(self.params.usage_totals),
             tracking=state.auto_compact_tracking,
         )
 
-    def fail(reason: TerminalReason, messages: list[Message], text: str) -> Terminal:
-        emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
-        return finish(reason, messages, error=text)
+    def fail(self, state: State, reason: TerminalReason, messages: list[Message], text: str) -> Terminal:
+        self.emit(ev.Notice(kind="error", message=text))
+        return self.finish(state, reason, messages, error=text)
 
-    def interrupted(messages: list[Message]) -> Terminal:
-        emit(ev.Interrupted(during="streaming", parent_tool_use_id=parent))
-        return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
+    def interrupted(self, state: State, messages: list[Message]) -> Terminal:
+        self.emit(ev.Interrupted(during="streaming"))
+        return self.finish(state, TerminalReason.ABORTED_STREAMING, _interrupted_history(messages))
 
-    while True:
-        messages = list(state.messages)
-        if params.abort.is_set():
-            return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
-        model_name = state.model
-        window = params.context_window or context_window_for(model_name)
+    def next_turn(
+        self, state: State, messages: list[Message], transition: Transition, **changes: Any
+    ) -> State | Terminal:
+        """The state of the next turn, unless the query is out of turns (the one max-turns check)."""
+        max_turns = self.params.max_turns
+        if max_turns is not None and state.turn_count + 1 > max_turns:
+            return self.fail(state, TerminalReason.MAX_TURNS, messages, _max_turns_message(max_turns))
+        return replace(
+            state, messages=tuple(messages), turn_count=state.turn_count + 1, transition=transition, **changes
+        )
+
+    # -- the phases ------------------------------------------------------------------------
+
+    def begin_turn(self, state: State) -> _Turn:
+        params = self.params
+        model = state.model
+        window = params.context_window or context_window_for(model)
         max_tokens = state.max_output_tokens_override or params.max_tokens or DEFAULT_MAX_TOKENS
-        if model_name != primary or params.max_tokens is None:
+        if model != self.primary or params.max_tokens is None:
             # Never past the model's known cap (a limit the user set is theirs to choose on the primary).
-            max_tokens = min(max_tokens, output_cap_for(model_name))
-        env = replace(base_env, model_name=model_name, window=window, max_output=max_tokens, system=state.system)
+            max_tokens = min(max_tokens, output_cap_for(model))
+        env = replace(self.base_env, model_name=model, window=window, max_output=max_tokens, system=state.system)
+        return _Turn(state, list(state.messages), model, window, max_tokens, env)
 
-        # (1) Pre-process: tool-result budget -> microcompact -> autocompact.
+    async def pre_process(self, turn: _Turn) -> State | Terminal | None:
+        """Tool-result budget -> microcompact -> autocompact; blocked when full and autocompact is off."""
         try:
-            prepared = await prepare(messages, state.auto_compact_tracking, env)
+            prepared = await prepare(turn.messages, turn.state.auto_compact_tracking, turn.env)
         except CompactionInterrupted:
-            return interrupted(messages)
-        messages = prepared.messages
-        state = replace(state, auto_compact_tracking=prepared.tracking)
+            return self.interrupted(turn.state, turn.messages)
+        turn.messages = prepared.messages
+        state = replace(turn.state, auto_compact_tracking=prepared.tracking)
         if prepared.compacted is not None:
-            state = replace(state, system=_reloaded_system(params, state.system))
-        if not settings.auto and prepared.tokens >= settings.blocking_limit(window):
-            return fail(TerminalReason.BLOCKING_LIMIT, messages, _blocking_limit_message(prepared.tokens, window))
+            state = replace(state, system=self.reloaded_system(state.system))
+        turn.state = state
+        if not self.settings.auto and prepared.tokens >= self.settings.blocking_limit(turn.window):
+            text = _blocking_limit_message(prepared.tokens, turn.window)
+            return self.fail(state, TerminalReason.BLOCKING_LIMIT, turn.messages, text)
+        return None
 
-        thinking = thinking_for(
-            model_name, params.thinking, max_tokens, effort=params.effort, tools=bool(api_tools)
-        )
-        api_messages = normalize_for_api(messages)
-        if not continues_with_thinking(api_messages, thinking.thinking):
-            thinking = replace(thinking, thinking=None, betas=())
-        request = ModelRequest(
-            model=model_name,
-            messages=api_messages,
-            system=state.system,
-            tools=api_tools,
-            max_tokens=max_tokens,
-            thinking=thinking.thinking,
-            effort=thinking.effort,
-            betas=thinking.betas,
-            prompt_caching=params.prompt_caching,
-        )
-
-        def make_context(tool_use_id: str, model: str = model_name) -> ToolContext:
-            # Tools (the Agent tool) see the model in use, the fallback model after a fallback.
-            return replace(params.make_context(tool_use_id), model=model)
-
-        def make_executor() -> StreamingToolExecutor:
-            return StreamingToolExecutor(
-                tools_by_name(params.tools),
-                policy=params.policy,
-                emit=emit,
-                make_context=make_context,
-                options=params.executor_options
-                or ExecutorOptions(max_concurrency=params.max_concurrency, parent_tool_use_id=parent),
-                hooks=params.hooks,
-            )
-
-        # (2) Stream the model call; tools start at each tool_use's content_block_stop.
+    async def stream(self, turn: _Turn) -> State | Terminal | None:
+        """Stream the request, retrying what is retryable; a fallback or a reactive compact
+        continues the loop, an abort or an error that cannot be recovered ends it."""
+        state = turn.state
+        turn.request = self.request(turn)
         try:
-            streamed, executor = await _stream_with_retries(
-                params, request, state.turn_count, make_executor, window, state.tries
-            )
+            turn.streamed, turn.executor = await self.stream_with_retries(turn.request, turn, state.tries)
         except _Aborted as aborted:
-            streamed, executor = aborted.args
-            emit(ev.Interrupted(during="streaming", parent_tool_use_id=parent))
-            content = streamed.partial_content()
-            if not content:
-                return finish(TerminalReason.ABORTED_STREAMING, messages + [user_message(INTERRUPTED_MESSAGE)])
-            results = await executor.abort()
-            messages.append(assistant_message(content))
-            if results:
-                messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
-            else:
-                messages.append(user_message(INTERRUPTED_MESSAGE))
-            return finish(TerminalReason.ABORTED_STREAMING, messages)
+            return await self.aborted_streaming(state, turn.messages, aborted)
         except _FallbackTriggered as fallback:
-            emit(_fallback_notice(fallback.from_model, fallback.to_model, parent))
+            self.emit(_fallback_notice(fallback.from_model, fallback.to_model))
             # Thinking signatures are bound to the model that wrote them: replayed to another, they 400.
-            state = replace(
+            return replace(
                 state,
-                messages=tuple(strip_thinking_signatures(messages)),
+                messages=tuple(strip_thinking_signatures(turn.messages)),
                 model=fallback.to_model,
                 transition=Transition.FALLBACK_RETRY,
                 auto_compact_tracking=state.auto_compact_tracking.forget_usage(),
                 tries=_Tries(attempt=fallback.attempt + 1),
             )
-            continue
         except ModelError as err:
-            failure = None
-            if err.kind == "prompt_too_long" and not state.has_attempted_reactive_compact:
-                try:
-                    compacted = await compact_conversation(messages, env, trigger="reactive", overflow=err.message)
-                except CompactionInterrupted:
-                    return interrupted(messages)
-                except CompactionFailed as exc:
-                    failure = str(exc)
-                else:
-                    state = replace(
-                        state,
-                        messages=tuple(compacted.messages),
-                        system=_reloaded_system(params, state.system),
-                        transition=Transition.REACTIVE_COMPACT_RETRY,
-                        has_attempted_reactive_compact=True,
-                        auto_compact_tracking=ContextTracking(
-                            compact_failures=state.auto_compact_tracking.compact_failures
-                        ),
-                    )
-                    continue
-            reason = TerminalReason.PROMPT_TOO_LONG if err.kind == "prompt_too_long" else TerminalReason.MODEL_ERROR
-            return fail(reason, messages, _describe_model_error(err, model_name, failure))
+            return await self.after_model_error(turn, err)
+        return None
 
-        # (3) Decide.  A stream that failed after tools started is kept up to the failure:
-        # the tools run to their real results, then the failure's retry or fallback follows.
+    async def take_answer(self, turn: _Turn) -> State | Terminal | None:
+        """A cut-off answer whose tools never started is asked again with a larger limit;
+        otherwise the answer joins the history (an empty one completes the query)."""
+        state, streamed, messages = turn.state, turn.streamed, turn.messages
+        assert turn.executor is not None
+        # A stream that failed after tools started is kept up to the failure: the tools run to
+        # their real results, then the failure's retry or fallback follows (in `recover`).
         failed = streamed.error
         if failed is None:
             assert streamed.message is not None
             content = streamed.message["content"]
         else:
             content = streamed.partial_content()
-        tool_use_blocks = [b for b in content if b.get("type") == "tool_use"]
-        cut_off = failed is None and streamed.stop_reason in _CUT_OFF
+        turn.tool_use_blocks = [b for b in content if b.get("type") == "tool_use"]
+        turn.cut_off = failed is None and streamed.stop_reason in _CUT_OFF
+        turn.escalate_to = self.escalation(state, turn)
         tracking = state.auto_compact_tracking
-        # Escalate only from the default limit: a limit the user set is honoured as is.
-        escalate_to = escalated_max_tokens(model_name)
-        if params.max_tokens is not None or state.max_output_tokens_override is not None or escalate_to <= max_tokens:
-            escalate_to = None
-
         if (
             streamed.stop_reason == "max_tokens"
-            and escalate_to is not None
+            and turn.escalate_to is not None
             and state.max_output_tokens_recovery_count == 0
-            and not executor.started_any
+            and not turn.executor.started_any
         ):
             # Silently ask again with a larger output limit; the cut answer is dropped.
-            _discard(params, streamed, "escalation")
-            state = replace(
+            self.discard(streamed, "escalation")
+            return replace(
                 state,
                 messages=tuple(messages),
-                max_output_tokens_override=escalate_to,
+                max_output_tokens_override=turn.escalate_to,
                 transition=Transition.MAX_OUTPUT_TOKENS_ESCALATE,
                 auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages), output=False),
                 tries=_Tries(attempt=streamed.attempt + 1),
             )
-            continue
-
         if failed is None:
-            state = replace(
+            turn.state = state = replace(
                 state,
                 auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages) + (1 if content else 0)),
                 tries=_Tries(),
             )
-        if not content:
-            # Refusal or an empty answer: nothing to append (an empty assistant message is invalid).
-            if streamed.stop_reason == "refusal":
-                text = "The model declined to answer this request (stop_reason: refusal)."
-                emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
-                return finish(TerminalReason.COMPLETED, messages, error=text)
-            if not cut_off:
-                return finish(TerminalReason.COMPLETED, messages)
-        else:
+        if content:
             messages.append(streamed.message if failed is None else assistant_message(content))
-            _completed(params, messages[-1])
+            self.completed(messages[-1])
+            return None
+        # Refusal or an empty answer: nothing to append (an empty assistant message is invalid).
+        if streamed.stop_reason == "refusal":
+            text = "The model declined to answer this request (stop_reason: refusal)."
+            self.emit(ev.Notice(kind="error", message=text))
+            return self.finish(state, TerminalReason.COMPLETED, messages, error=text)
+        return None if turn.cut_off else self.finish(state, TerminalReason.COMPLETED, messages)
 
-        # (4) Collect the executor's results, in block order.
-        if tool_use_blocks:
-            try:
-                results = await _race_abort(executor.results(), params.abort)
-            except _Aborted:
-                emit(ev.Interrupted(during="tools", parent_tool_use_id=parent))
-                results = await executor.abort()
-                messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
-                return finish(TerminalReason.ABORTED_TOOLS, messages)
-            if executor.rejected:
-                # The person answered "no": the turn ends and the prompt is theirs (as in Claude Code).
-                emit(ev.Interrupted(during="tools", parent_tool_use_id=parent))
-                messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
-                _completed(params, messages[-1])
-                return finish(TerminalReason.ABORTED_TOOLS, messages)
-            messages.append(user_message(results))
-            _completed(params, messages[-1])
-            if executor.hook_stop is not None:
-                text = f"Stopped by a hook: {executor.hook_stop}"
-                emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
-                return finish(TerminalReason.HOOK_STOPPED, messages, error=executor.hook_stop)
+    async def run_tools(self, turn: _Turn) -> Terminal | None:
+        """The tools' results, in block order, as one user message; an abort, a "no" or a
+        hook's stop ends the query."""
+        if not turn.tool_use_blocks:
+            return None
+        state, messages, executor = turn.state, turn.messages, turn.executor
+        assert executor is not None
+        try:
+            results = await _race_abort(executor.results(), self.params.abort)
+        except _Aborted:
+            self.emit(ev.Interrupted(during="tools"))
+            results = await executor.abort()
+            messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
+            return self.finish(state, TerminalReason.ABORTED_TOOLS, messages)
+        if executor.rejected:
+            # The person answered "no": the turn ends and the prompt is theirs (as in Claude Code).
+            self.emit(ev.Interrupted(during="tools"))
+            messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
+            self.completed(messages[-1])
+            return self.finish(state, TerminalReason.ABORTED_TOOLS, messages)
+        messages.append(user_message(results))
+        self.completed(messages[-1])
+        if executor.hook_stop is not None:
+            self.emit(ev.Notice(kind="hook", message=f"Stopped by a hook: {executor.hook_stop}"))
+            return self.finish(state, TerminalReason.HOOK_STOPPED, messages, error=executor.hook_stop)
+        return None
 
-        if failed is not None:
-            # The kept tools' results are in the history; the failed request is retried from there.
-            after, delay = _after_failure(params, request.model, failed, streamed.tries)
-            next_model = state.model
-            if after == "fallback":
-                next_model = params.fallback_model or state.model
-                emit(_fallback_notice(request.model, next_model, parent))
-                messages = strip_thinking_signatures(messages)
-            elif after == "fail":
-                return fail(TerminalReason.MODEL_ERROR, messages, _describe_model_error(failed, model_name))
-            else:
-                try:
-                    await _retry_pause(params, failed, streamed.tries, delay)
-                except _Aborted:
-                    return interrupted(messages)
-            if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
-                return fail(TerminalReason.MAX_TURNS, messages, _max_turns_message(params.max_turns))
-            state = replace(
-                state,
-                messages=tuple(messages),
-                turn_count=state.turn_count + 1,
-                transition=Transition.FALLBACK_RETRY if after == "fallback" else Transition.NEXT_TURN,
-                model=next_model,
-                auto_compact_tracking=tracking.forget_usage() if after == "fallback" else tracking,
-                max_output_tokens_override=None,
-                max_output_tokens_recovery_count=0,
-                has_attempted_reactive_compact=False,
-                # The retry budget runs on (a fallback starts its own); the attempt number restarts with the turn.
-                tries=_Tries() if after == "fallback" else replace(streamed.tries, attempt=1),
-            )
-            continue
-
-        if cut_off:
-            # Keep the partial answer (a truncated tool_use never reached the executor) and nudge.
-            if state.max_output_tokens_recovery_count >= MAX_OUTPUT_TOKENS_RECOVERY_LIMIT:
-                return fail(TerminalReason.MAX_OUTPUT_TOKENS, messages, _max_tokens_message(max_tokens))
-            messages.append(meta_user_message(MAX_TOKENS_NUDGE))
-            _completed(params, messages[-1])
-            state = replace(
-                state,
-                messages=tuple(messages),
-                transition=Transition.MAX_OUTPUT_TOKENS_RECOVERY,
-                max_output_tokens_recovery_count=state.max_output_tokens_recovery_count + 1,
-                # Tools ran, so the cut answer could not be asked again: the nudge gets the larger limit.
-                max_output_tokens_override=escalate_to or state.max_output_tokens_override,
-            )
-            continue
-
-        if not tool_use_blocks:
-            stop = await _stop_hooks(params, state)
-            if stop is not None and stop.prevent_continuation:
-                text = stop.stop_reason or f"A {stop.event} hook ended the query"
-                emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
-                return finish(TerminalReason.STOP_HOOK_PREVENTED, messages, error=text)
-            # The budget is checked where the model stops too, not only when it asks for another turn.
-            # (Diminishing returns only stops a query that would go on: one the hook continues.)
-            verdict = _budget_verdict(params, state)
-            hook_continues = stop is not None and stop.blocked
-            if verdict is not None and verdict.action == "stop" and (hook_continues or verdict.spent):
-                return fail(TerminalReason.TOKEN_BUDGET, messages, verdict.message)
-            if stop is None or not stop.blocked:
-                return finish(TerminalReason.COMPLETED, messages)
-            cap = stop_hook_block_cap()
-            if 0 < cap <= state.stop_hook_blocks:
-                text = (
-                    f"A {stop.event} hook blocked the turn from ending {cap + 1} consecutive times; "
-                    "overriding it and ending the turn. A Stop hook should exit 0 when stop_hook_active "
-                    "is true (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP changes the limit)."
-                )
-                emit(ev.Notice(kind="hook", message=text, parent_tool_use_id=parent))
-                return finish(TerminalReason.COMPLETED, messages)
-            # The hook wants more work: its reason is the model's next instruction.
-            messages.append(user_message(f"{stop.event} hook feedback:\n{stop.reason}"))
-            _completed(params, messages[-1])
-            if verdict is not None and verdict.action == "nudge":
-                messages.append(meta_user_message(verdict.message))
-                _completed(params, messages[-1])
-                state = replace(state, token_budget=verdict.tracking)
-            if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
-                text = f"Reached the maximum number of turns ({params.max_turns})."
-                emit(ev.Notice(kind="error", message=text, parent_tool_use_id=parent))
-                return finish(TerminalReason.MAX_TURNS, messages, error=text)
-            state = replace(
-                state,
-                messages=tuple(messages),
-                turn_count=state.turn_count + 1,
-                transition=Transition.STOP_HOOK_BLOCKING,
-                stop_hook_active=True,
-                stop_hook_blocks=state.stop_hook_blocks + 1,
-                max_output_tokens_override=None,
-            )
-            continue
-
-        if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
-            return fail(TerminalReason.MAX_TURNS, messages, _max_turns_message(params.max_turns))
-
-        transition = Transition.NEXT_TURN
-        verdict = _budget_verdict(params, state)
-        if verdict is not None:
-            if verdict.action == "stop":
-                return fail(TerminalReason.TOKEN_BUDGET, messages, verdict.message)
-            if verdict.action == "nudge":
-                messages.append(meta_user_message(verdict.message))
-                _completed(params, messages[-1])
-                transition = Transition.TOKEN_BUDGET_CONTINUATION
-                state = replace(state, token_budget=verdict.tracking)
-
-        # (5) The results are in the history: next turn.
-        state = replace(
+    async def recover(self, turn: _Turn) -> State | Terminal | None:
+        """A stream that failed after its tools started is retried (or falls back) from the
+        kept results; a cut-off answer is nudged to go on, up to the recovery limit."""
+        state, messages = turn.state, turn.messages
+        if turn.streamed.error is not None:
+            return await self.retry_failed_stream(turn, turn.streamed.error)
+        if not turn.cut_off:
+            return None
+        # Keep the partial answer (a truncated tool_use never reached the executor) and nudge.
+        if state.max_output_tokens_recovery_count >= MAX_OUTPUT_TOKENS_RECOVERY_LIMIT:
+            return self.fail(state, TerminalReason.MAX_OUTPUT_TOKENS, messages, _max_tokens_message(turn.max_tokens))
+        messages.append(meta_user_message(MAX_TOKENS_NUDGE))
+        self.completed(messages[-1])
+        return replace(
             state,
             messages=tuple(messages),
-            turn_count=state.turn_count + 1,
-            transition=transition,
+            transition=Transition.MAX_OUTPUT_TOKENS_RECOVERY,
+            max_output_tokens_recovery_count=state.max_output_tokens_recovery_count + 1,
+            # Tools ran, so the cut answer could not be asked again: the nudge gets the larger limit.
+            max_output_tokens_override=turn.escalate_to or state.max_output_tokens_override,
+        )
+
+    async def decide_next(self, turn: _Turn) -> State | Terminal:
+        """No tool_use: the stop hooks decide; else the next turn (the token budget may nudge or stop)."""
+        state, messages = turn.state, turn.messages
+        if not turn.tool_use_blocks:
+            return await self.stop_or_continue(state, messages)
+        following = self.next_turn(
+            state,
+            messages,
+            Transition.NEXT_TURN,
             max_output_tokens_override=None,
             max_output_tokens_recovery_count=0,
             has_attempted_reactive_compact=False,
             stop_hook_blocks=0,
         )
+        verdict = self.budget_verdict(state)
+        if isinstance(following, Terminal) or verdict is None:
+            return following
+        if verdict.action == "stop":
+            return self.fail(state, TerminalReason.TOKEN_BUDGET, messages, verdict.message)
+        if verdict.action == "nudge":
+            messages.append(meta_user_message(verdict.message))
+            self.completed(messages[-1])
+            return replace(
+                following,
+                messages=tuple(messages),
+                transition=Transition.TOKEN_BUDGET_CONTINUATION,
+                token_budget=verdict.tracking,
+            )
+        return following
+
+    # -- what the phases share -------------------------------------------------------------
+
+    def request(self, turn: _Turn) -> ModelRequest:
+        params = self.params
+        thinking = thinking_for(
+            turn.model, params.thinking, turn.max_tokens, effort=params.effort, tools=bool(self.api_tools)
+        )
+        api_messages = normalize_for_api(turn.messages)
+        if not continues_with_thinking(api_messages, thinking.thinking):
+            thinking = replace(thinking, thinking=None, betas=())
+        return ModelRequest(
+            model=turn.model,
+            messages=api_messages,
+            system=turn.state.system,
+            tools=self.api_tools,
+            max_tokens=turn.max_tokens,
+            thinking=thinking.thinking,
+            effort=thinking.effort,
+            betas=thinking.betas,
+            prompt_caching=params.prompt_caching,
+        )
+
+    def executor(self, model: str) -> StreamingToolExecutor:
+        params = self.params
+
+        def make_context(tool_use_id: str) -> ToolContext:
+            # Tools (the Agent tool) see the model in use, the fallback model after a fallback.
+            return replace(params.make_context(tool_use_id), model=model)
+
+        return StreamingToolExecutor(
+            tools_by_name(params.tools),
+            policy=params.policy,
+            emit=params.emit,
+            make_context=make_context,
+            options=params.executor_options
+            or ExecutorOptions(max_concurrency=params.max_concurrency, parent_tool_use_id=params.parent_tool_use_id),
+            hooks=params.hooks,
+        )
+
+    def escalation(self, state: State, turn: _Turn) -> int | None:
+        """The larger limit a cut-off answer may be asked again with: only from the default
+        limit (a limit the user set is honoured as is), and only when it is larger."""
+        escalate_to = escalated_max_tokens(turn.model)
+        if (
+            self.params.max_tokens is not None
+            or state.max_output_tokens_override is not None
+            or escalate_to <= turn.max_tokens
+        ):
+            return None
+        return escalate_to
+
+    async def aborted_streaming(self, state: State, messages: list[Message], aborted: _Aborted) -> Terminal:
+        """The answer streamed so far is kept, with the results of the tools it started."""
+        self.emit(ev.Interrupted(during="streaming"))
+        content = aborted.streamed.partial_content() if aborted.streamed is not None else []
+        if not content or aborted.executor is None:
+            return self.finish(state, TerminalReason.ABORTED_STREAMING, _interrupted_history(messages))
+        results = await aborted.executor.abort()
+        messages.append(assistant_message(content))
+        if results:
+            messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
+        else:
+            messages.append(user_message(INTERRUPTED_MESSAGE))
+        return self.finish(state, TerminalReason.ABORTED_STREAMING, messages)
+
+    async def after_model_error(self, turn: _Turn, err: ModelError) -> State | Terminal:
+        """A prompt that is too long is compacted once and retried; any other error ends the query."""
+        state, messages = turn.state, turn.messages
+        failure = None
+        if err.kind == "prompt_too_long" and not state.has_attempted_reactive_compact:
+            try:
+                compacted = await compact_conversation(messages, turn.env, trigger="reactive", overflow=err.message)
+            except CompactionInterrupted:
+                return self.interrupted(state, messages)
+            except CompactionFailed as exc:
+                failure = str(exc)
+            else:
+                return replace(
+                    state,
+                    messages=tuple(compacted.messages),
+                    system=self.reloaded_system(state.system),
+                    transition=Transition.REACTIVE_COMPACT_RETRY,
+                    has_attempted_reactive_compact=True,
+                    auto_compact_tracking=ContextTracking(
+                        compact_failures=state.auto_compact_tracking.compact_failures
+                    ),
+                )
+        reason = TerminalReason.PROMPT_TOO_LONG if err.kind == "prompt_too_long" else TerminalReason.MODEL_ERROR
+        return self.fail(state, reason, messages, _describe_model_error(err, turn.model, failure))
+
+    async def retry_failed_stream(self, turn: _Turn, failed: ModelError) -> State | Terminal:
+        """The kept tools' results are in the history; the failed request is retried from there."""
+        state, messages, tries = turn.state, turn.messages, turn.streamed.tries
+        assert turn.request is not None
+        after, delay = _after_failure(self.params, turn.request.model, failed, tries)
+        next_model = state.model
+        if after == "fallback":
+            next_model = self.params.fallback_model or state.model
+            self.emit(_fallback_notice(turn.request.model, next_model))
+            messages = strip_thinking_signatures(messages)
+        elif after == "fail":
+            return self.fail(state, TerminalReason.MODEL_ERROR, messages, _describe_model_error(failed, turn.model))
+        else:
+            try:
+                await self.retry_pause(failed, tries, delay)
+            except _Aborted:
+                return self.interrupted(state, messages)
+        fallback = after == "fallback"
+        tracking = state.auto_compact_tracking
+        return self.next_turn(
+            state,
+            messages,
+            Transition.FALLBACK_RETRY if fallback else Transition.NEXT_TURN,
+            model=next_model,
+            auto_compact_tracking=tracking.forget_usage() if fallback else tracking,
+            max_output_tokens_override=None,
+            max_output_tokens_recovery_count=0,
+            has_attempted_reactive_compact=False,
+            # The retry budget runs on (a fallback starts its own); the attempt number restarts with the turn.
+            tries=_Tries() if fallback else replace(tries, attempt=1),
+        )
+
+    async def stop_or_continue(self, state: State, messages: list[Message]) -> State | Terminal:
+        """Where the model stopped: the stop hooks may end the query, let it complete, or
+        block the stop with feedback that becomes the next turn's instruction."""
+        stop = await self.stop_hooks(state)
+        if stop is not None and stop.prevent_continuation:
+            text = stop.stop_reason or f"A {stop.event} hook ended the query"
+            self.emit(ev.Notice(kind="hook", message=text))
+            return self.finish(state, TerminalReason.STOP_HOOK_PREVENTED, messages, error=text)
+        # The budget is checked where the model stops too, not only when it asks for another turn.
+        # (Diminishing returns only stops a query that would go on: one the hook continues.)
+        verdict = self.budget_verdict(state)
+        hook_continues = stop is not None and stop.blocked
+        if verdict is not None and verdict.action == "stop" and (hook_continues or verdict.spent):
+            return self.fail(state, TerminalReason.TOKEN_BUDGET, messages, verdict.message)
+        if stop is None or not stop.blocked:
+            return self.finish(state, TerminalReason.COMPLETED, messages)
+        cap = stop_hook_block_cap()
+        if 0 < cap <= state.stop_hook_blocks:
+            text = (
+                f"A {stop.event} hook blocked the turn from ending {cap + 1} consecutive times; "
+                "overriding it and ending the turn. A Stop hook should exit 0 when stop_hook_active "
+                "is true (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP changes the limit)."
+            )
+            self.emit(ev.Notice(kind="hook", message=text))
+            return self.finish(state, TerminalReason.COMPLETED, messages)
+        # The hook wants more work: its reason is the model's next instruction.
+        messages.append(user_message(f"{stop.event} hook feedback:\n{stop.reason}"))
+        self.completed(messages[-1])
+        if verdict is not None and verdict.action == "nudge":
+            messages.append(meta_user_message(verdict.message))
+            self.completed(messages[-1])
+            state = replace(state, token_budget=verdict.tracking)
+        return self.next_turn(
+            state,
+            messages,
+            Transition.STOP_HOOK_BLOCKING,
+            stop_hook_active=True,
+            stop_hook_blocks=state.stop_hook_blocks + 1,
+            max_output_tokens_override=None,
+        )
+
+    def budget_verdict(self, state: State) -> BudgetVerdict | None:
+        """The `--max-budget-tokens` verdict on what this query has spent (None: no budget)."""
+        params = self.params
+        if not params.max_budget_tokens:
+            return None
+        spent = params.usage_totals.get("output_tokens", 0)
+        return check_token_budget(params.max_budget_tokens, spent, state.token_budget)
+
+    def reloaded_system(self, current: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+        return self.params.reload_system() if self.params.reload_system is not None else current
+
+    async def stop_hooks(self, state: State) -> HookOutcome | None:
+        """Stop hooks (SubagentStop in a subagent) where the loop would complete; None when none ran."""
+        params = self.params
+        if params.hooks is None:
+            return None
+        event = "SubagentStop" if params.parent_tool_use_id else "Stop"
+        outcome = await params.hooks.run(
+            event,
+            {"stop_hook_active": state.stop_hook_active},
+            abort=params.abort,
+            parent_tool_use_id=params.parent_tool_use_id,
+        )
+        return None if outcome.aborted or not outcome.runs else outcome
+
+    def completed(self, message: Message) -> None:
+        if self.params.on_message is not None:
+            self.params.on_message(message)
+
+    # -- streaming one request -------------------------------------------------------------
+
+    async def stream_with_retries(
+        self, request: ModelRequest, turn: _Turn, tries: _Tries
+    ) -> tuple[_Streamed, StreamingToolExecutor]:
+        """Stream `request`, retrying what is retryable.
+
+        A failed attempt whose tools never started is dropped (`attempt_discarded`) and
+        retried; one whose tools started is returned with `error` set, so the loop keeps
+        those tools and their results before it retries.  Raises `_FallbackTriggered`
+        after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a row when a fallback
+        model is set, and the `ModelError` when it gives up."""
+        params = self.params
+        if tries.started is None:
+            # The time bound and the one updating retry line start with the request's first attempt.
+            tries = replace(tries, started=params.retry.clock(), notice_id=f"retry-{next(_retry_ids)}")
+        while True:
+            executor = self.executor(turn.model)
+            self.emit(
+                ev.RequestStarted(
+                    turn=turn.state.turn_count,
+                    model=request.model,
+                    max_tokens=request.max_tokens,
+                    attempt=tries.attempt,
+                )
+            )
+            streamed = _Streamed(turn=turn.state.turn_count, attempt=tries.attempt)
+            try:
+                await _race_abort(self.stream_once(request, executor, streamed, turn.window), params.abort)
+                return streamed, executor
+            except _Aborted:
+                raise _Aborted(streamed, executor) from None
+            except ModelError as err:
+                tries = replace(
+                    tries,
+                    failures=tries.failures + 1,
+                    overloaded=tries.overloaded + 1 if err.kind == "overloaded" else 0,
+                )
+                if executor.started_any:
+                    streamed.error, streamed.tries = err, tries
+                    return streamed, executor
+                after, delay = _after_failure(params, request.model, err, tries)
+                self.discard(streamed, {"fallback": "fallback", "retry": "retry"}.get(after, "error"))
+                if after == "fallback":
+                    raise _FallbackTriggered(request.model, params.fallback_model or "", tries.attempt) from None
+                if after == "fail":
+                    raise
+                await self.retry_pause(err, tries, delay)
+                tries = replace(tries, attempt=tries.attempt + 1)
+
+    async def stream_once(
+        self, request: ModelRequest, executor: StreamingToolExecutor, out: _Streamed, window: int
+    ) -> None:
+        """One attempt: publish deltas and completed blocks as they arrive, hand each complete
+        tool_use to the executor, and record the message, its stop reason and usage in `out`."""
+        emit = self.emit
+        threshold = self.settings.auto_compact_threshold(window, request.max_tokens)
+        text_parts = out.text_parts
+        open_types = out.open_types
+        async for event in self.params.model.stream(request):
+            kind = type(event)
+            if kind is BlockDelta:
+                if event.kind == "text":
+                    text_parts.setdefault(event.index, []).append(event.text)
+                    out.published = True
+                    emit(ev.TextDelta(index=event.index, text=event.text))
+                elif event.kind == "thinking":
+                    out.published = True
+                    emit(ev.ThinkingDelta(index=event.index, text=event.text))
+            elif kind is BlockStart:
+                open_types[event.index] = event.block.get("type", "")
+                text_parts[event.index] = []
+            elif kind is BlockStop:
+                block = event.block
+                out.completed[event.index] = block
+                open_types.pop(event.index, None)
+                out.published = True
+                emit(ev.BlockCompleted(index=event.index, block=_public_block(block)))
+                if block.get("type") == "tool_use":
+                    executor.add_tool(block)
+            elif kind is MessageStart:
+                emit(_usage_event(dict(event.usage), window, threshold))
+            elif kind is MessageDelta:
+                out.usage = event.usage
+            elif kind is MessageStop:
+                out.message = event.message
+                out.stop_reason = event.stop_reason
+                out.usage = event.usage
+            elif kind is StreamNotice:
+                emit(ev.Notice(kind="info", message=event.message))
+        if out.message is None:
+            raise ModelError("connection", "The stream ended without a message_stop event", mid_stream=True)
+        add_usage(self.params.usage_totals, out.usage)
+        add_usage(self.params.usage_by_model.setdefault(request.model, {}), out.usage)
+        emit(_usage_event(out.usage, window, threshold))
+
+    async def retry_pause(self, err: ModelError, tries: _Tries, delay: float) -> None:
+        """Say a failed request will be retried (one line per request, updated in place), then
+        wait `delay` (raises `_Aborted` on abort)."""
+        where = " mid-stream" if err.mid_stream else ""
+        self.emit(
+            ev.Notice(
+                kind="retry",
+                message=(
+                    f"{_short_error(err)}{where}; retrying in {delay:.1f}s "
+                    f"(attempt {tries.failures}/{self.params.retry.max_retries})"
+                ),
+                id=tries.notice_id,
+            )
+        )
+        await _race_abort(asyncio.sleep(delay), self.params.abort)
+
+    def discard(self, streamed: _Streamed, reason: str) -> None:
+        """Tell front ends an attempt's output is not part of the conversation (when they saw any)."""
+        if streamed.published:
+            self.emit(ev.AttemptDiscarded(turn=streamed.turn, attempt=streamed.attempt, reason=reason))
 
 
-def _budget_verdict(params: QueryParams, state: State) -> BudgetVerdict | None:
-    """The `--max-budget-tokens` verdict on what this query has spent (None: no budget)."""
-    if not params.max_budget_tokens:
-        return None
-    return check_token_budget(params.max_budget_tokens, params.usage_totals.get("output_tokens", 0), state.token_budget)
-
-
-def _reloaded_system(params: QueryParams, current: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    return params.reload_system() if params.reload_system is not None else current
-
-
-async def _stop_hooks(params: QueryParams, state: State) -> HookOutcome | None:
-    """Stop hooks (SubagentStop in a subagent) where the loop would complete; None when none ran."""
-    if params.hooks is None:
-        return None
-    event = "SubagentStop" if params.parent_tool_use_id else "Stop"
-    outcome = await params.hooks.run(
-        event,
-        {"stop_hook_active": state.stop_hook_active},
-        abort=params.abort,
-        parent_tool_use_id=params.parent_tool_use_id,
+def _usage_event(usage: dict[str, int], window: int, threshold: int) -> ev.Usage:
+    context = (
+        usage.get("input_tokens", 0)
+        + usage.get("cache_read_input_tokens", 0)
+        + usage.get("cache_creation_input_tokens", 0)
+        + usage.get("output_tokens", 0)
     )
-    return None if outcome.aborted or not outcome.runs else outcome
+    return ev.Usage(
+        input_tokens=usage.get("input_tokens", 0),
+        output_tokens=usage.get("output_tokens", 0),
+        cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
+        cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
+        context_tokens=context,
+        context_window=window,
+        auto_compact_threshold=threshold,
+    )
 
 
-def _completed(params: QueryParams, message: Message) -> None:
-    if params.on_message is not None:
-        params.on_message(message)
+def _interrupted_history(messages: list[Message]) -> list[Message]:
+    return messages + [user_message(INTERRUPTED_MESSAGE)]
 
 
 async def _race_abort(awaitable: Any, abort: asyncio.Event) -> Any:
     """Await `awaitable` unless the user aborts first (then raise `_Aborted`)."""
-    return await race_abort(awaitable, abort, _Aborted(None))
+    return await race_abort(awaitable, abort, _Aborted())
 
 
 def _after_failure(params: QueryParams, model: str, err: ModelError, tries: _Tries) -> tuple[str, float]:
@@ -699,171 +952,8 @@ def _after_failure(params: QueryParams, model: str, err: ModelError, tries: _Tri
     return "fail", delay
 
 
-def _fallback_notice(from_model: str, to_model: str, parent: str | None) -> ev.Notice:
-    return ev.Notice(
-        kind="fallback",
-        message=f"Switched to {to_model} due to high demand for {from_model}",
-        parent_tool_use_id=parent,
-    )
-
-
-async def _retry_pause(params: QueryParams, err: ModelError, tries: _Tries, delay: float) -> None:
-    """Say a failed request will be retried (one line per request, updated in place), then
-    wait `delay` (raises `_Aborted` on abort)."""
-    where = " mid-stream" if err.mid_stream else ""
-    params.emit(
-        ev.Notice(
-            kind="retry",
-            message=(
-                f"{_short_error(err)}{where}; retrying in {delay:.1f}s "
-                f"(attempt {tries.failures}/{params.retry.max_retries})"
-            ),
-            id=tries.notice_id,
-            parent_tool_use_id=params.parent_tool_use_id,
-        )
-    )
-    await _race_abort(asyncio.sleep(delay), params.abort)
-
-
-def _discard(params: QueryParams, streamed: _Streamed, reason: str) -> None:
-    """Tell front ends an attempt's output is not part of the conversation (when they saw any)."""
-    if streamed.published:
-        params.emit(
-            ev.AttemptDiscarded(
-                turn=streamed.turn,
-                attempt=streamed.attempt,
-                reason=reason,
-                parent_tool_use_id=params.parent_tool_use_id,
-            )
-        )
-
-
-async def _stream_with_retries(
-    params: QueryParams,
-    request: ModelRequest,
-    turn: int,
-    make_executor: Callable[[], StreamingToolExecutor],
-    window: int,
-    tries: _Tries,
-) -> tuple[_Streamed, StreamingToolExecutor]:
-    """Stream `request`, retrying what is retryable.
-
-    A failed attempt whose tools never started is dropped (`attempt_discarded`) and
-    retried; one whose tools started is returned with `error` set, so the loop keeps
-    those tools and their results before it retries.  Raises `_FallbackTriggered`
-    after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a row when a fallback
-    model is set, and the `ModelError` when it gives up."""
-    if tries.started is None:
-        # The time bound and the one updating retry line start with the request's first attempt.
-        tries = replace(tries, started=params.retry.clock(), notice_id=f"retry-{next(_retry_ids)}")
-    while True:
-        executor = make_executor()
-        params.emit(
-            ev.RequestStarted(
-                turn=turn,
-                model=request.model,
-                max_tokens=request.max_tokens,
-                attempt=tries.attempt,
-                parent_tool_use_id=params.parent_tool_use_id,
-            )
-        )
-        streamed = _Streamed(turn=turn, attempt=tries.attempt)
-        try:
-            await _race_abort(_stream_once(params, request, executor, streamed, window), params.abort)
-            return streamed, executor
-        except _Aborted:
-            raise _Aborted(streamed, executor) from None
-        except ModelError as err:
-            tries = replace(
-                tries,
-                failures=tries.failures + 1,
-                overloaded=tries.overloaded + 1 if err.kind == "overloaded" else 0,
-            )
-            if executor.started_any:
-                streamed.error, streamed.tries = err, tries
-                return streamed, executor
-            after, delay = _after_failure(params, request.model, err, tries)
-            _discard(params, streamed, {"fallback": "fallback", "retry": "retry"}.get(after, "error"))
-            if after == "fallback":
-                raise _FallbackTriggered(request.model, params.fallback_model or "", tries.attempt) from None
-            if after == "fail":
-                raise
-            try:
-                await _retry_pause(params, err, tries, delay)
-            except _Aborted:
-                raise _Aborted(_Streamed(), make_executor()) from None
-            tries = replace(tries, attempt=tries.attempt + 1)
-
-
-async def _stream_once(
-    params: QueryParams, request: ModelRequest, executor: StreamingToolExecutor, out: _Streamed, window: int
-) -> None:
-    emit = params.emit
-    parent = params.parent_tool_use_id
-    max_output = request.max_tokens
-    threshold = (params.compaction or CompactionSettings()).auto_compact_threshold(window, max_output)
-    totals = params.usage_totals
-    base_usage: dict[str, int] = {}
-
-    def publish_usage(usage: dict[str, int]) -> None:
-        context = (
-            usage.get("input_tokens", 0)
-            + usage.get("cache_read_input_tokens", 0)
-            + usage.get("cache_creation_input_tokens", 0)
-            + usage.get("output_tokens", 0)
-        )
-        emit(
-            ev.Usage(
-                input_tokens=usage.get("input_tokens", 0),
-                output_tokens=usage.get("output_tokens", 0),
-                cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
-                cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
-                context_tokens=context,
-                context_window=window,
-                auto_compact_threshold=threshold,
-                parent_tool_use_id=parent,
-            )
-        )
-
-    text_parts = out.text_parts
-    open_types = out.open_types
-    async for event in params.model.stream(request):
-        kind = type(event)
-        if kind is BlockDelta:
-            if event.kind == "text":
-                text_parts.setdefault(event.index, []).append(event.text)
-                out.published = True
-                emit(ev.TextDelta(index=event.index, text=event.text, parent_tool_use_id=parent))
-            elif event.kind == "thinking":
-                out.published = True
-                emit(ev.ThinkingDelta(index=event.index, text=event.text, parent_tool_use_id=parent))
-        elif kind is BlockStart:
-            open_types[event.index] = event.block.get("type", "")
-            text_parts[event.index] = []
-        elif kind is BlockStop:
-            block = event.block
-            out.completed[event.index] = block
-            open_types.pop(event.index, None)
-            out.published = True
-            emit(ev.BlockCompleted(index=event.index, block=_public_block(block), parent_tool_use_id=parent))
-            if block.get("type") == "tool_use":
-                executor.add_tool(block)
-        elif kind is MessageStart:
-            base_usage = dict(event.usage)
-            publish_usage(base_usage)
-        elif kind is MessageDelta:
-            out.usage = event.usage
-        elif kind is MessageStop:
-            out.message = event.message
-            out.stop_reason = event.stop_reason
-            out.usage = event.usage
-        elif kind is StreamNotice:
-            emit(ev.Notice(kind="info", message=event.message, parent_tool_use_id=parent))
-    if out.message is None:
-        raise ModelError("connection", "The stream ended without a message_stop event", mid_stream=True)
-    add_usage(totals, out.usage)
-    add_usage(params.usage_by_model.setdefault(request.model, {}), out.usage)
-    publish_usage(out.usage)
+def _fallback_notice(from_model: str, to_model: str) -> ev.Notice:
+    return ev.Notice(kind="fallback", message=f"Switched to {to_model} due to high demand for {from_model}")
 
 
 def _public_block(block: dict[str, Any]) -> dict[str, Any]:
