@@ -66,7 +66,7 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dic
         # At list prices, as Claude Code reports it; null when a model used has no known price.
         "total_cost_usd": session.cost_usd,
         "session_id": session.session_id,
-        "model": getattr(session.model, "label", session.model.name),
+        "model": session.model.label,
         "terminal_reason": terminal.reason.value,
         "error": terminal.error,
         "permission_denials": [d.to_dict() for d in session.permission_denials],

@@ -17,6 +17,7 @@ import pytest
 
 from agent_tui.config import load_settings
 from agent_tui.engine import events as ev
+from agent_tui.engine.model import ModelClient
 from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
 from agent_tui.engine.session import Session
 from agent_tui.tools.base import Progress, ToolContext, ToolResult
@@ -437,8 +438,8 @@ def test_a_malformed_sandbox_entry_is_reported_and_the_default_kept(tmp_path):
 # ---------------------------------------------------------------- helpers
 
 
-class _Model:
-    name = "test-model"
+class _Model(ModelClient):
+    name = label = "test-model"
 
     async def stream(self, *args, **kwargs):  # never called: these sessions only start
         raise AssertionError("no request expected")

@@ -22,9 +22,12 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .permission_rules import split_rules
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 # Lowest first: a later folder's file of the same name wins.
 COMMAND_DIRS = (Path(".claude") / "commands", Path(".agent-tui") / "commands")
@@ -246,18 +249,18 @@ def load_mcp_json(cwd: Path, problems: list[str] | None = None) -> dict[str, Any
     return {name: entry for name, entry in servers.items() if isinstance(entry, dict)}
 
 
-def mcp_json_state(name: str, settings: Any) -> str:
+def mcp_json_state(name: str, settings: Settings) -> str:
     """"approved", "rejected" or "pending" (nobody has been asked yet) for a `.mcp.json` server."""
-    if name in (getattr(settings, "disabled_mcpjson_servers", None) or []):
+    if name in settings.disabled_mcpjson_servers:
         return "rejected"
-    if getattr(settings, "enable_all_project_mcp_servers", False):
+    if settings.enable_all_project_mcp_servers:
         return "approved"
-    if name in (getattr(settings, "enabled_mcpjson_servers", None) or []):
+    if name in settings.enabled_mcpjson_servers:
         return "approved"
     return "pending"
 
 
-def split_mcp_json(servers: Mapping[str, Any], settings: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_mcp_json(servers: Mapping[str, Any], settings: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
     """(approved, pending) `.mcp.json` servers; rejected ones are in neither."""
     approved: dict[str, Any] = {}
     pending: dict[str, Any] = {}

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_tui.engine.demo_init import init_step
-from agent_tui.engine.model import ModelRequest, StreamAccumulator, StreamEvent
+from agent_tui.engine.model import ModelClient, ModelRequest, StreamAccumulator, StreamEvent
 
 SPEED_ENV = "AGENT_TUI_DEMO_SPEED"
 TOKENS_PER_SECOND = 80.0
@@ -64,18 +64,18 @@ def working_directory(system: str | list[dict[str, Any]]) -> str:
     return match.group(1) if match else os.getcwd()
 
 
-class DemoModel:
-    """The offline scripted model.  Implements the `ModelClient` protocol."""
+class DemoModel(ModelClient):
+    """The offline scripted model."""
 
     name = "demo"
     label = "demo (offline)"
     offline = True
 
     def __init__(self, speed: float | None = None, *, requested: bool = False) -> None:
-        # True when the person asked for it (--offline) although a key is set.
-        self.requested = requested
         """`speed` multiplies the pace (2 = twice as fast); `0` or `inf` streams
-        with no delay.  Without it, `AGENT_TUI_DEMO_SPEED` or 1.0 applies."""
+        with no delay.  Without it, `AGENT_TUI_DEMO_SPEED` or 1.0 applies.
+        `requested`: the person asked for it (--offline) although a key is set."""
+        self.requested = requested
         self.speed = _speed_from_env() if speed is None else float(speed)
 
     def _chars_per_second(self) -> float | None:
@@ -778,27 +778,7 @@ def _raw_events(request: ModelRequest, plan: DemoPlan) -> list[dict[str, Any]]:
     before they reach the accumulator)."""
     input_tokens = _tokens(_text_chars(request.system) + _text_chars(request.messages) + len(json.dumps(request.tools)))
     budget = max(0, int(request.max_tokens)) * CHARS_PER_TOKEN
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": _message_id(request),
-                "type": "message",
-                "role": "assistant",
-                "model": request.model or DemoModel.name,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {
-                    "input_tokens": input_tokens,
-                    "output_tokens": 1,
-                    "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 0,
-                },
-            },
-        },
-        {"type": "ping"},
-    ]
+    events: list[dict[str, Any]] = [_message_start(request, input_tokens), {"type": "ping"}]
     used = 0
     cut = False
     index = 0
@@ -807,15 +787,7 @@ def _raw_events(request: ModelRequest, plan: DemoPlan) -> list[dict[str, Any]]:
         if len(text) > budget:
             text, cut = text[:budget], True
         events.append({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
-        for piece in _text_pieces(text):
-            events.append(
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "text_delta", "text": piece},
-                    "_chars": len(piece),
-                }
-            )
+        events.extend(_delta(index, {"type": "text_delta", "text": piece}, piece) for piece in _text_pieces(text))
         events.append({"type": "content_block_stop", "index": index})
         used += len(text)
         index += 1
@@ -826,25 +798,14 @@ def _raw_events(request: ModelRequest, plan: DemoPlan) -> list[dict[str, Any]]:
         raw = json.dumps(call.input, ensure_ascii=False)
         if used + len(raw) > budget:
             raw, cut = raw[: budget - used], True
-        events.append(
-            {
-                "type": "content_block_start",
-                "index": index,
-                "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}},
-            }
-        )
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
         events.append(
             {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": ""}}
         )
-        for piece in _json_pieces(raw):
-            events.append(
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": piece},
-                    "_chars": len(piece),
-                }
-            )
+        events.extend(
+            _delta(index, {"type": "input_json_delta", "partial_json": piece}, piece) for piece in _json_pieces(raw)
+        )
         events.append({"type": "content_block_stop", "index": index})
         used += len(raw)
         index += 1
@@ -858,3 +819,29 @@ def _raw_events(request: ModelRequest, plan: DemoPlan) -> list[dict[str, Any]]:
     )
     events.append({"type": "message_stop"})
     return events
+
+
+def _message_start(request: ModelRequest, input_tokens: int) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": _message_id(request),
+            "type": "message",
+            "role": "assistant",
+            "model": request.model or DemoModel.name,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": 1,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        },
+    }
+
+
+def _delta(index: int, delta: dict[str, Any], piece: str) -> dict[str, Any]:
+    """A content_block_delta carrying `piece`, with its length for pacing."""
+    return {"type": "content_block_delta", "index": index, "delta": delta, "_chars": len(piece)}

@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .sse import iter_sse as iter_sse  # re-exported: the decoder the transport uses
 from .textbuffer import TextBuffer
@@ -194,16 +194,33 @@ class ModelError(Exception):
         return f"ModelError({self.kind!r}, {self.message!r}, status={self.status})"
 
 
-class ModelClient(Protocol):
-    name: str
+class ModelClient:
+    """What the loop and the session need from a model.  Subclasses implement `stream`;
+    the rest has defaults for a model that cannot count tokens or list models."""
+
+    name: str = ""
     # A short label for the header, e.g. "claude-sonnet-4-6" or "demo (offline)".
-    label: str
-    offline: bool
+    label: str = ""
+    # The offline demo model (no network); `requested`: the person asked for it (--offline).
+    offline: bool = False
+    requested: bool = False
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response.  Raises `ModelError`.  Closing the iterator early
         (abort) must close the underlying connection."""
-        ...
+        raise NotImplementedError
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """The exact input tokens of `request`; None when the model cannot say."""
+        return None
+
+    async def list_models(self) -> list[str]:
+        """The model ids the server offers; [] when it cannot say."""
+        return []
+
+    async def aclose(self) -> None:
+        """Release connections, on the loop that used them."""
+        return None
 
 
 # ---------------------------------------------------------------- accumulation
@@ -364,7 +381,7 @@ def _env_timeout() -> float:
         return 600.0
 
 
-class AnthropicModel:
+class AnthropicModel(ModelClient):
     """Streams from the Messages API (engine/transport.py: httpx2 and the SSE decoder).
 
     There are no client-side retries: the loop retries, so that every retry is
@@ -374,8 +391,6 @@ class AnthropicModel:
     SDK is imported only for what it adds beyond a request: `count_tokens`
     and `list_models`.
     """
-
-    offline = False
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from .model import ModelError, ModelRequest, StreamAccumulator, StreamEvent, request_body
+from .model import ModelClient, ModelError, ModelRequest, StreamAccumulator, StreamEvent, request_body
 
 PROVIDERS = ("anthropic", "bedrock", "vertex")
 # Model ids differ per provider (Bedrock: anthropic.claude-…; Vertex: claude-…@date).
@@ -36,10 +36,8 @@ def provider_from_env(environ: Mapping[str, str] | None = None) -> str:
     return "anthropic"
 
 
-class ProviderModel:
+class ProviderModel(ModelClient):
     """A `ModelClient` over the SDK's Bedrock or Vertex client (the same events as `AnthropicModel`)."""
-
-    offline = False
 
     def __init__(self, provider: str, model: str | None = None, *, client: Any = None, timeout: float = 600.0) -> None:
         if provider not in ("bedrock", "vertex"):

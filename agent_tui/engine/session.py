@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import Settings
 from ..tools.base import Tool, ToolContext, tool_to_api, with_tools
 from ..tools.file_state import ReadStateWatcher
 from . import events as ev
@@ -67,7 +68,7 @@ class SessionOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     append_system_prompt: str = ""
     session_dir: Path | None = None
-    settings: Any = None
+    settings: Settings = field(default_factory=Settings)
     # `mcpServers` (Claude Code's shape); None: take them from `settings.mcp_servers`.
     mcp_servers: Mapping[str, Any] | None = None
     # Write the transcript (engine/store.py) so the session can be resumed.
@@ -153,20 +154,7 @@ class Session:
         self.options = options or SessionOptions()
         self.session_id = session_id or str(uuid.uuid4())
         self.history: list[Message] = ensure_tool_result_pairing(history) if history else []
-        # The memory files in the system prompt (`/memory` lists `memory.files`).
-        self.memory = load_memory(self.cwd) if self.options.load_memory else Memory()
-        self.system_prompt = build_system_prompt(
-            self.cwd,
-            tools,
-            getattr(model, "label", model.name),
-            self.options.append_system_prompt,
-            memory=self.memory.block(),
-        )
-        # Claude Code project files: `/name` commands and subagent types for the Agent tool.
-        self.project_problems: list[str] = []
-        load = self.options.load_project_files
-        self.custom_commands: dict[str, CustomCommand] = load_commands(self.cwd, self.project_problems) if load else {}
-        self.agent_types: dict[str, AgentDefinition] = load_agents(self.cwd, self.project_problems) if load else {}
+        self._load_project()
         # Commands started with run_in_background, shared with subagents; killed by `aclose`.
         self._background_shells: dict[str, Any] = {}
         # Set by `resume` when the session was open elsewhere and this one continues a copy.
@@ -186,14 +174,13 @@ class Session:
         self._lock = asyncio.Lock()
         self._running = False
         self._started = False
-        settings = self.options.settings
         self.hooks = HookRunner(
-            getattr(settings, "hooks", None),
+            self.options.settings.hooks,
             cwd=self.cwd,
             session_id=self.session_id,
             emit=self.bus.publish,
             permission_mode=lambda: self.policy.mode,
-            env=getattr(settings, "env", None),
+            env=self.options.settings.env,
         )
         # SessionStart hooks still to run and why ("startup" | "resume" | "clear"); their context rides
         # with the next prompt.
@@ -202,9 +189,7 @@ class Session:
         self._hook_context: list[str] = []
         # Tools that need the session itself (the Agent tool runs subagents with its model and bus).
         for tool in tools:
-            attach = getattr(tool, "attach_session", None)
-            if attach is not None:
-                attach(self)
+            tool.attach_session(self)
         # Connected MCP servers (`/mcp` reads `mcp.servers()`); None until start_mcp ran with servers.
         self.mcp: McpManager | None = None
         self._mcp_start: asyncio.Future[list[McpServerStatus]] | None = None
@@ -214,6 +199,23 @@ class Session:
         self._detach_store = lambda: None
         if self.options.persist:
             self._use_store(TranscriptStore(self.cwd, self.session_id))
+
+    def _load_project(self) -> None:
+        """The memory files and the system prompt they are part of; Claude Code project files."""
+        # The memory files in the system prompt (`/memory` lists `memory.files`).
+        self.memory = load_memory(self.cwd) if self.options.load_memory else Memory()
+        self.system_prompt = build_system_prompt(
+            self.cwd,
+            self.tools,
+            self.model.label,
+            self.options.append_system_prompt,
+            memory=self.memory.block(),
+        )
+        # `/name` commands and subagent types for the Agent tool.
+        self.project_problems: list[str] = []
+        load = self.options.load_project_files
+        self.custom_commands: dict[str, CustomCommand] = load_commands(self.cwd, self.project_problems) if load else {}
+        self.agent_types: dict[str, AgentDefinition] = load_agents(self.cwd, self.project_problems) if load else {}
 
     @property
     def running(self) -> bool:
@@ -228,7 +230,7 @@ class Session:
     def context_window(self) -> int:
         return (
             self.options.context_window
-            or getattr(self.options.settings, "context_window", None)
+            or self.options.settings.context_window
             or context_window_for(self.model.name)
         )
 
@@ -243,16 +245,16 @@ class Session:
         self.bus.publish(
             ev.SessionStarted(
                 session_id=self.session_id,
-                model=getattr(self.model, "label", self.model.name),
+                model=self.model.label,
                 cwd=str(self.cwd),
                 permission_mode=self.policy.mode,
                 tools=[t.name for t in self.tools],
-                offline=bool(getattr(self.model, "offline", False)),
+                offline=self.model.offline,
             )
         )
         for problem in self.hooks.problems:
             self.bus.publish(ev.Notice(kind="hook", message=problem))
-        for problem in getattr(self.options.settings, "problems", None) or []:
+        for problem in self.options.settings.problems:
             self.bus.publish(ev.Notice(kind="error", message=f"Settings: {problem}"))
         for problem in self.project_problems:
             self.bus.publish(ev.Notice(kind="error", message=problem))
@@ -350,7 +352,7 @@ class Session:
     @property
     def compaction_settings(self) -> CompactionSettings:
         return self.options.compaction or CompactionSettings.from_settings(
-            getattr(self.options.settings, "compaction", None)
+            self.options.settings.compaction
         )
 
     @property
@@ -365,7 +367,7 @@ class Session:
 
     @property
     def fallback_model(self) -> str | None:
-        return self.options.fallback_model or getattr(self.options.settings, "fallback_model", None)
+        return self.options.fallback_model or self.options.settings.fallback_model
 
     @property
     def results_dir(self) -> Path:
@@ -413,15 +415,15 @@ class Session:
     def prompt_caching(self) -> bool:
         if self.options.prompt_caching is not None:
             return self.options.prompt_caching
-        return getattr(self.options.settings, "prompt_caching", True)
+        return self.options.settings.prompt_caching
 
     @property
     def thinking(self) -> str | int | None:
-        return self.options.thinking or getattr(self.options.settings, "thinking", None)
+        return self.options.thinking or self.options.settings.thinking
 
     @property
     def effort(self) -> str | None:
-        return self.options.effort or getattr(self.options.settings, "effort", None)
+        return self.options.effort or self.options.settings.effort
 
     async def compact(self, instructions: str = "") -> Compacted | None:
         """`/compact [instructions]`: replace the history with a summary now.
@@ -491,9 +493,8 @@ class Session:
         from the count-tokens endpoint when the server offers one."""
         tools = [tool_to_api(t) for t in self.tools]
         total = None
-        counter = getattr(self.model, "count_tokens", None)
-        if exact and counter is not None and self.history:
-            total = await counter(
+        if exact and self.history:
+            total = await self.model.count_tokens(
                 ModelRequest(
                     model=self.model.name,
                     messages=normalize_for_api(self.history),
@@ -548,7 +549,7 @@ class Session:
     def _configured_mcp_servers(self) -> Mapping[str, Any]:
         servers = self.options.mcp_servers
         if servers is None:
-            servers = getattr(self.options.settings, "mcp_servers", None)
+            servers = self.options.settings.mcp_servers
         return servers or {}
 
     async def _connect_mcp(
@@ -596,9 +597,7 @@ class Session:
         await self.hooks.aclose()
         if self.store is not None:
             self.store.close()
-        close = getattr(self.model, "aclose", None)
-        if close is not None:
-            await close()
+        await self.model.aclose()
 
     def make_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(
@@ -635,6 +634,45 @@ class Session:
                     with contextlib.suppress(KeyError):
                         self.policy.remove_rule(entry)
 
+    def _query_params(
+        self, messages: list[Message], usage: dict[str, int], by_model: dict[str, dict[str, int]]
+    ) -> QueryParams:
+        """One prompt's query: this session's model, tools, policy, bus and settings."""
+        return QueryParams(
+            messages=messages,
+            model=self.model,
+            tools=self.tools,
+            policy=self.policy,
+            emit=self.bus.publish,
+            abort=self._abort,
+            make_context=self.make_context,
+            system=self.system_blocks(),
+            model_name=self.model.name,
+            max_tokens=self.options.max_tokens,
+            max_turns=self.options.max_turns,
+            max_concurrency=self.options.max_concurrency,
+            context_window=self.context_window,
+            retry=self.options.retry,
+            executor_options=ExecutorOptions(
+                max_concurrency=self.options.max_concurrency,
+                denials=self.permission_denials,
+                clock=self.options.clock,
+            ),
+            usage_totals=usage,
+            usage_by_model=by_model,
+            hooks=self.hooks,
+            on_message=self._persist,
+            fallback_model=self.fallback_model,
+            max_budget_tokens=self.options.max_budget_tokens,
+            compaction=self.compaction_settings,
+            results_dir=self.results_dir,
+            reload_system=self._system_after_compaction,
+            tracking=self._current_tracking(),
+            prompt_caching=self.prompt_caching,
+            thinking=self.thinking,
+            effort=self.effort,
+        )
+
     async def _run(self, prompt: str | list[dict[str, Any]], queued: bool) -> Terminal:
         self._abort = asyncio.Event()
         self._running = True
@@ -650,42 +688,7 @@ class Session:
                 if self.store is not None:
                     self.store.sync(self.history)  # a history given or replaced since the last prompt
                 self._persist(messages[-1])
-            terminal = dropped or await query(
-                QueryParams(
-                    messages=messages,
-                    model=self.model,
-                    tools=self.tools,
-                    policy=self.policy,
-                    emit=self.bus.publish,
-                    abort=self._abort,
-                    make_context=self.make_context,
-                    system=self.system_blocks(),
-                    model_name=self.model.name,
-                    max_tokens=self.options.max_tokens,
-                    max_turns=self.options.max_turns,
-                    max_concurrency=self.options.max_concurrency,
-                    context_window=self.context_window,
-                    retry=self.options.retry,
-                    executor_options=ExecutorOptions(
-                        max_concurrency=self.options.max_concurrency,
-                        denials=self.permission_denials,
-                        clock=self.options.clock,
-                    ),
-                    usage_totals=usage,
-                    usage_by_model=by_model,
-                    hooks=self.hooks,
-                    on_message=self._persist,
-                    fallback_model=self.fallback_model,
-                    max_budget_tokens=self.options.max_budget_tokens,
-                    compaction=self.compaction_settings,
-                    results_dir=self.results_dir,
-                    reload_system=self._system_after_compaction,
-                    tracking=self._current_tracking(),
-                    prompt_caching=self.prompt_caching,
-                    thinking=self.thinking,
-                    effort=self.effort,
-                )
-            )
+            terminal = dropped or await query(self._query_params(messages, usage, by_model))
         except Exception as exc:
             # A bug in the loop must not lose the conversation: keep what was valid.
             terminal = Terminal(
@@ -722,7 +725,6 @@ class Session:
         if self.store is not None:
             self.store.commit()
         return terminal
-
 
     # ------------------------------------------------------------ hooks
 

@@ -202,7 +202,7 @@ async def _run_subagent(session: Session, agent: AgentDefinition, input: dict[st
     options = session.options
     # The model in use: after a fallback, the subagent stays off the overloaded primary.
     model_name = _model_name(session, agent, ctx.model or session.model.name)
-    label = getattr(session.model, "label", session.model.name) if model_name == session.model.name else model_name
+    label = session.model.label if model_name == session.model.name else model_name
     params = QueryParams(
         messages=[user_message(input["prompt"])],
         model=session.model,
@@ -272,7 +272,7 @@ def _system_prompt(cwd: Path, tools: list[Any], model: str, agent: AgentDefiniti
 def _model_name(session: Session, agent: AgentDefinition, current: str) -> str:
     """The agent file's model (an alias or an id); the model in use (`current`) when it names
     none, or when the session runs offline (the demo model answers for every name)."""
-    if not agent.model or getattr(session.model, "offline", False):
+    if not agent.model or session.model.offline:
         return current
     return MODEL_ALIASES.get(agent.model, agent.model)
 

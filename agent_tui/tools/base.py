@@ -2,7 +2,7 @@
 
 A tool is a plain object with Claude Code's name and input schema.  The
 executor calls, in order: `validate_input` (schema, then the tool's own
-`validate`), the permission policy, then `call`, an async generator that
+`validate`), the permission policy (showing `permission_preview`), then `call`, an async generator that
 yields `Progress` and finally one `ToolResult`.  `is_read_only` and
 `is_concurrency_safe` default to False: a tool must opt in to running in
 parallel (fail closed).
@@ -14,7 +14,10 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 
 @dataclass(slots=True)
@@ -49,7 +52,7 @@ class ToolContext:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Folder for this session's artefacts (saved large outputs).
     session_dir: Path | None = None
-    settings: Any = None
+    settings: Settings | None = None
     # Shared per-session state tools may keep (e.g. the read-state cache).
     state: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str = ""
@@ -81,9 +84,13 @@ class Tool(Protocol):
         """A one-line description of the call for timelines and prompts."""
         ...
 
+    async def permission_preview(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        """The unified diff the permission prompt shows before the person decides (None: no diff)."""
+        ...
 
-# Optional, for tools that change files: `async def permission_preview(input, ctx) -> str | None`
-# returns the unified diff the permission prompt shows before the person decides.
+    def attach_session(self, session: Any) -> None:
+        """Called once by the session that runs this tool."""
+        ...
 
 
 class BaseTool:
@@ -107,6 +114,13 @@ class BaseTool:
             if isinstance(input.get(key), str):
                 return one_line(input[key], 80)
         return ""
+
+    async def permission_preview(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        return None
+
+    # `Any`: tools sit below the engine and cannot name its Session; only the Agent tool keeps it.
+    def attach_session(self, session: Any) -> None:
+        return None
 
 
 class ReadOnlyTool(BaseTool):

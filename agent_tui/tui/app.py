@@ -206,10 +206,10 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def _welcome(self) -> str:
         lines = ["agent-tui — type a request and press Enter. /help lists the keys and commands."]
-        if getattr(self.session.model, "offline", False):
+        if self.session.model.offline:
             why, remedy = (
                 ("--offline was given", "Start without --offline to talk to Claude.")
-                if getattr(self.session.model, "requested", False)
+                if self.session.model.requested
                 else ("No API key is set", "Set ANTHROPIC_API_KEY to talk to Claude.")
             )
             lines.append(
@@ -222,8 +222,8 @@ class AgentApp(App[int], inherit_bindings=False):
         header = self.header
         model = self.session.model
         header.model_label = model.label
-        header.offline = bool(getattr(model, "offline", False))
-        header.offline_requested = bool(getattr(model, "requested", False))
+        header.offline = model.offline
+        header.offline_requested = model.requested
         header.cwd = str(self.session.cwd)
         header.mode = self.session.policy.mode
         header.session_id = self.session.session_id

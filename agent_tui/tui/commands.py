@@ -238,8 +238,7 @@ async def _model(app: CommandHost, arg: str) -> None:
     if not arg:
         offline = " — the offline demo model; set ANTHROPIC_API_KEY to talk to Claude" if model.offline else ""
         lines = [f"Model: {model.label}{offline} · context window {format_tokens(app.session.context_window)}"]
-        list_models = getattr(model, "list_models", None)
-        available = await list_models() if list_models is not None else []
+        available = await model.list_models()
         if available:
             lines.append("Available: " + ", ".join(available) + " (/model NAME switches)")
         app.say("\n".join(lines))
