@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..tools.agent import AgentDefinition
 from .permission_rules import split_rules
 
 if TYPE_CHECKING:
@@ -184,21 +185,6 @@ def find_command(commands: Mapping[str, CustomCommand], text: str) -> tuple[Cust
 
 
 # ---------------------------------------------------------------- subagent types
-
-
-@dataclass(frozen=True, slots=True)
-class AgentDefinition:
-    """A subagent type: built in, or a `.claude/agents/<name>.md` file."""
-
-    name: str
-    description: str
-    # The subagent's system prompt (the file's body); "" for the built-in one.
-    system_prompt: str = ""
-    # Tool names it may use; None: every tool but Agent.
-    tools: tuple[str, ...] | None = None
-    # "sonnet" | "opus" | "haiku" | a model id; None or "inherit": the session's model.
-    model: str | None = None
-    path: Path | None = None
 
 
 def load_agents(cwd: Path, problems: list[str] | None = None) -> dict[str, AgentDefinition]:

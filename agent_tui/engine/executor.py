@@ -19,6 +19,7 @@ from typing import Any
 
 from ..tools.base import (
     Progress,
+    TodoList,
     Tool,
     ToolContext,
     ToolResult,
@@ -280,9 +281,9 @@ class StreamingToolExecutor:
                 self._emit(ev.ToolProgress(tool_use_id=t.id, text=item.text))
             elif isinstance(item, ToolResult):
                 result = item
-            elif isinstance(item, ev.Event):
-                # Tools publish through the executor, which tags a subagent's events with its parent.
-                self._emit(item)
+            elif isinstance(item, TodoList):
+                # Published through the executor, which tags a subagent's plan with its parent.
+                self._emit(ev.TodoUpdated(todos=item.todos))
         if result is None:
             result = ToolResult(f"Error: {t.name} produced no result", is_error=True)
         content = result.content

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..config import config_dir
 from ..tools.bash_classify import is_read_only_part, parts_pass, read_paths
 from ..tools.bash_danger import danger_reason, sensitive_write_reason
 from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
@@ -335,7 +336,9 @@ class PermissionPolicy:
         if self.mode == "plan" and not read_only and name not in NO_PERMISSION_TOOLS:
             return _plan_denial(name)
         if target is not None and target.kind == "write":
-            danger = sensitive_write_reason(target.resolved, cwd=env.cwd, home=Path(env.home))
+            danger = sensitive_write_reason(
+                target.resolved, cwd=env.cwd, home=Path(env.home), settings_dirs=(config_dir(),)
+            )
             if danger:
                 return self._ask(name, f"{name} {danger}.", danger=danger, reason="danger")
         for entry, rule in self._rules("ask"):
@@ -415,7 +418,7 @@ class PermissionPolicy:
                 return self._ask("Bash", f"This command {unchecked}.", danger=unchecked, reason="danger")
         if self.mode == "plan" and not read_only:
             return _plan_denial("Bash")
-        danger = danger_reason(command, cwd=env.cwd, home=Path(env.home))
+        danger = danger_reason(command, cwd=env.cwd, home=Path(env.home), settings_dirs=(config_dir(),))
         if danger:
             return self._ask("Bash", f"This command {danger}.", danger=danger, reason="danger")
         assert parsed is not None  # a command that does not parse is dangerous

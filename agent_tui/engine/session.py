@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..tools.base import Tool, ToolContext, tool_to_api, with_tools
+from ..tools.agent import AgentDefinition
+from ..tools.base import Tool, ToolContext, ToolResult, tool_to_api, with_tools
 from ..tools.file_state import ReadStateWatcher
 from . import events as ev
 from .bus import EventBus
-from .claude_files import AgentDefinition, CustomCommand, load_agents, load_commands
+from .claude_files import CustomCommand, load_agents, load_commands
 from .compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
 from .context import (
     CompactionSettings,
@@ -53,6 +54,7 @@ from .permissions import PermissionPolicy
 from .pricing import add_usage, total_cost_usd
 from .query import QueryParams, RetryPolicy, Terminal, TerminalReason, query
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
+from .subagent import run_subagent
 
 if TYPE_CHECKING:
     from .mcp import McpManager, McpServerStatus
@@ -598,6 +600,10 @@ class Session:
         if self.store is not None:
             self.store.close()
         await self.model.aclose()
+
+    async def run_subagent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """The Agent tool's call: a query of its own on this session's model, policy, hooks and bus."""
+        return await run_subagent(self, agent, input, ctx)
 
     def make_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(

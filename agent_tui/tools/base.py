@@ -2,8 +2,9 @@
 
 A tool is a plain object with Claude Code's name and input schema.  The
 executor calls, in order: `validate_input` (schema, then the tool's own
-`validate`), the permission policy (showing `permission_preview`), then `call`, an async generator that
-yields `Progress` and finally one `ToolResult`.  `is_read_only` and
+`validate`), the permission policy (the prompt shows `permission_preview`),
+then `call`, an async generator that yields `Progress` (and TodoWrite's
+`TodoList`) and finally one `ToolResult`.  `is_read_only` and
 `is_concurrency_safe` default to False: a tool must opt in to running in
 parallel (fail closed).
 """
@@ -25,6 +26,13 @@ class Progress:
     """A line of live output from a running tool (shown in the UI, not sent to the model)."""
 
     text: str
+
+
+@dataclass(slots=True)
+class TodoList:
+    """TodoWrite's new plan, the whole list: the executor publishes it as `todo_updated`."""
+
+    todos: list[dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -78,7 +86,7 @@ class Tool(Protocol):
         """A specific error message when the input cannot run, else None."""
         ...
 
-    def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]: ...
+    def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | TodoList | ToolResult]: ...
 
     def summarize(self, input: dict[str, Any]) -> str:
         """A one-line description of the call for timelines and prompts."""

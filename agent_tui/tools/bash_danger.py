@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from .bash_parse import SHELLS, CommandPart, ParsedCommand, Redirect, Word, parse_command, unwrap, unwrap_steps
@@ -68,12 +69,16 @@ _GLOB_ONLY = re.compile(r"[*?\[\].]*[*?\[][*?\[\].]*")
 _LEADING_EXPANSION = re.compile(r"^(?:\$\{[^}]*\}|\$\w+|\$\([^)]*\)|`[^`]*`)+")
 
 
-def danger_reason(command: str, *, cwd: Path | None = None, home: Path | None = None) -> str | None:
-    """Why `command` must be confirmed by a person whatever the mode and rules, or None."""
+def danger_reason(
+    command: str, *, cwd: Path | None = None, home: Path | None = None, settings_dirs: Iterable[Path] = ()
+) -> str | None:
+    """Why `command` must be confirmed by a person whatever the mode and rules, or None.
+
+    `settings_dirs`: folders of settings (permission rules, hooks) a command must not change unasked."""
     parsed = parse_command(command)
     if parsed is None:
         return "the command could not be parsed, so what it runs cannot be checked"
-    checker = _Danger(cwd or Path.cwd(), home or Path.home())
+    checker = _Danger(cwd or Path.cwd(), home or Path.home(), settings_dirs)
     checker.follow_cd(parsed)
     for each in parsed.every_command():
         reason = checker.command(each)
@@ -82,15 +87,18 @@ def danger_reason(command: str, *, cwd: Path | None = None, home: Path | None = 
     return None
 
 
-def sensitive_write_reason(path: str, *, cwd: Path | None = None, home: Path | None = None) -> str | None:
+def sensitive_write_reason(
+    path: str, *, cwd: Path | None = None, home: Path | None = None, settings_dirs: Iterable[Path] = ()
+) -> str | None:
     """Why writing `path` needs a person: shell startup files, .git internals, agent-tui settings, devices."""
-    return _Danger(cwd or Path.cwd(), home or Path.home()).write_target(path)
+    return _Danger(cwd or Path.cwd(), home or Path.home(), settings_dirs).write_target(path)
 
 
 class _Danger:
-    def __init__(self, cwd: Path, home: Path) -> None:
+    def __init__(self, cwd: Path, home: Path, settings_dirs: Iterable[Path] = ()) -> None:
         self.cwd = cwd
         self.home = str(home)
+        self.settings_dirs = [os.path.realpath(d) for d in settings_dirs]
         # Every folder a relative path may be relative to, once `cd` has run; `unknown_cwd`: one is not known.
         self.cwds = [str(cwd)]
         self.unknown_cwd = False
@@ -413,7 +421,7 @@ class _Danger:
             except (OSError, ValueError):
                 pass
         for candidate in candidates:
-            reason = _protected(candidate, target, self.home)
+            reason = _protected(candidate, target, self.home, self.settings_dirs)
             if reason:
                 return reason
         return None
@@ -513,7 +521,7 @@ _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--namespace", "--git-dir", "--work-
 _GIT_FORCE = ("--force", "--force-with-lease", "--mirror")
 
 
-def _protected(candidate: str, target: str, home: str) -> str | None:
+def _protected(candidate: str, target: str, home: str, settings_dirs: list[str]) -> str | None:
     """Why a write to the absolute path `candidate` could change what later runs, or None."""
     parts = [p for p in candidate.split("/") if p]
     if not parts:
@@ -530,10 +538,7 @@ def _protected(candidate: str, target: str, home: str) -> str | None:
         return f"changes git's global configuration, which can run commands ({target})"
     if ".agent-tui" in parts or (len(parts) >= 2 and parts[-2] == "agent-tui" and parts[-1].endswith(".json")):
         return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
-    from ..config import config_dir  # the user's settings folder; config imports nothing of ours
-
-    user = os.path.realpath(config_dir())
-    if candidate == user or candidate.startswith(user + "/"):
+    if any(candidate == d or candidate.startswith(d + "/") for d in settings_dirs):
         return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
     if ".claude" in parts:
         return f"changes Claude Code project settings, which hold permission rules and hooks ({target})"

@@ -1,9 +1,8 @@
 """TodoWrite: the agent's plan for the current task (Claude Code's schema and wording).
 
 The whole list is replaced on every call.  It lives in the session's tool
-state (`ctx.state["todos"]`, so a subagent keeps its own) and is published on
-the bus as a `todo_updated` event, which the executor tags with the parent
-Agent's tool_use id when a subagent wrote it.
+state (`ctx.state["todos"]`, so a subagent keeps its own); the executor
+publishes it on the bus as a `todo_updated` event.
 """
 
 from __future__ import annotations
@@ -11,8 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent_tui.engine.events import TodoUpdated
-from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult
+from agent_tui.tools.base import BaseTool, Progress, TodoList, ToolContext, ToolResult
 
 TODOS = "todos"
 STATUSES = ("pending", "in_progress", "completed")
@@ -127,11 +125,11 @@ class TodoWriteTool(BaseTool):
         done = sum(1 for t in todos if isinstance(t, dict) and t.get("status") == "completed")
         return f"{done}/{len(todos)} done"
 
-    async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult | TodoUpdated]:
+    async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult | TodoList]:
         todos = [_clean(todo) for todo in input["todos"]]
         old = ctx.state.get(TODOS, [])
         ctx.state[TODOS] = todos
-        yield TodoUpdated(todos=[dict(t) for t in todos])
+        yield TodoList([dict(t) for t in todos])
         yield ToolResult(RESULT_TEXT, data={"old_todos": old, "todos": todos})
 
 
