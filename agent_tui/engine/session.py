@@ -603,7 +603,9 @@ class Session:
 
     async def run_subagent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The Agent tool's call: a query of its own on this session's model, policy, hooks and bus."""
-        return await run_subagent(self, agent, input, ctx)
+        # The subagent inherits the settings a prompt's query would get; its history and totals are its own.
+        parent = self._query_params([], {}, {})
+        return await run_subagent(parent, agent, input, ctx, cwd=self.cwd, on_usage=self.add_usage_totals)
 
     def make_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(

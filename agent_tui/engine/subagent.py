@@ -13,19 +13,17 @@ import asyncio
 import contextlib
 import dataclasses
 import platform
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..tools.agent import GENERAL_PURPOSE, AgentDefinition, AgentTool
 from ..tools.base import ToolContext, ToolResult
 from .executor import ExecutorOptions
 from .messages import user_message
-from .model import DEFAULT_MODEL
+from .model import DEFAULT_MODEL, ModelClient
 from .query import QueryParams, Terminal, TerminalReason, query
-
-if TYPE_CHECKING:
-    from .session import Session
 
 # An agent file's `model: sonnet` means the current model of that family, as in Claude Code.
 MODEL_ALIASES = {"sonnet": DEFAULT_MODEL, "opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5"}
@@ -52,10 +50,19 @@ Model: {model}
 
 
 async def run_subagent(
-    session: Session, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext
+    parent: QueryParams,
+    agent: AgentDefinition,
+    input: dict[str, Any],
+    ctx: ToolContext,
+    *,
+    cwd: Path,
+    on_usage: Callable[[dict[str, int], dict[str, dict[str, int]]], None],
 ) -> ToolResult:
-    """The Agent tool's result: the subagent's final text, or why it stopped before finishing."""
-    terminal = await _run_query(session, agent, input, ctx)
+    """The Agent tool's result: the subagent's final text, or why it stopped before finishing.
+
+    `parent`: the session's query settings (model, tools, policy, bus, hooks, limits), which
+    the subagent inherits; `on_usage` counts what it spent as the session's too."""
+    terminal = await _run_query(parent, agent, input, ctx, cwd, on_usage)
     data = {
         "description": input["description"],
         "subagent_type": input.get("subagent_type") or GENERAL_PURPOSE,
@@ -75,10 +82,17 @@ async def run_subagent(
     return ToolResult(text, is_error=True, data=data, ends_turn=refused)
 
 
-async def _run_query(session: Session, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> Terminal:
+async def _run_query(
+    parent: QueryParams,
+    agent: AgentDefinition,
+    input: dict[str, Any],
+    ctx: ToolContext,
+    cwd: Path,
+    on_usage: Callable[[dict[str, int], dict[str, dict[str, int]]], None],
+) -> Terminal:
     """Run the subagent's query; an abort of the parent, or this call being cancelled, stops it cleanly."""
     tool_use_id = ctx.tool_use_id
-    tools = [t for t in session.tools if t.name != AgentTool.name]
+    tools = [t for t in parent.tools if t.name != AgentTool.name]
     if agent.tools is not None:
         tools = [t for t in tools if t.name in agent.tools]
     abort = asyncio.Event()
@@ -87,41 +101,43 @@ async def _run_query(session: Session, agent: AgentDefinition, input: dict[str, 
     state["read_files"] = {path: dict(entry) for path, entry in ctx.state.get("read_files", {}).items()}
 
     def make_context(child_id: str) -> ToolContext:
-        return dataclasses.replace(session.make_context(child_id), abort=abort, state=state)
+        return dataclasses.replace(parent.make_context(child_id), abort=abort, state=state)
 
-    options = session.options
+    model = parent.model
     # The model in use: after a fallback, the subagent stays off the overloaded primary.
-    model_name = _model_name(session, agent, ctx.model or session.model.name)
-    label = session.model.label if model_name == session.model.name else model_name
+    model_name = _model_name(model, agent, ctx.model or model.name)
+    label = model.label if model_name == model.name else model_name
+    # The permission denials it adds to and the clock its tool durations are measured with.
+    inherited = parent.executor_options or ExecutorOptions()
     params = QueryParams(
         messages=[user_message(input["prompt"])],
-        model=session.model,
+        model=model,
         tools=tools,
-        policy=session.policy,
-        emit=session.bus.publish,
+        policy=parent.policy,
+        emit=parent.emit,
         abort=abort,
         make_context=make_context,
-        system=_system_prompt(session.cwd, tools, label, agent),
+        system=_system_prompt(cwd, tools, label, agent),
         model_name=model_name,
-        max_tokens=options.max_tokens,
-        max_turns=options.max_turns,
-        max_concurrency=options.max_concurrency,
-        context_window=session.context_window,
-        retry=options.retry,
+        max_tokens=parent.max_tokens,
+        max_turns=parent.max_turns,
+        max_concurrency=parent.max_concurrency,
+        context_window=parent.context_window,
+        retry=parent.retry,
         parent_tool_use_id=tool_use_id,
         executor_options=ExecutorOptions(
-            max_concurrency=options.max_concurrency,
+            max_concurrency=parent.max_concurrency,
             parent_tool_use_id=tool_use_id,
-            denials=session.permission_denials,
-            clock=options.clock,
+            denials=inherited.denials,
+            clock=inherited.clock,
         ),
-        hooks=session.hooks,
-        fallback_model=session.fallback_model,
-        compaction=session.compaction_settings,
-        results_dir=session.results_dir,
-        prompt_caching=session.prompt_caching,
-        thinking=session.thinking,
-        effort=session.effort,
+        hooks=parent.hooks,
+        fallback_model=parent.fallback_model,
+        compaction=parent.compaction,
+        results_dir=parent.results_dir,
+        prompt_caching=parent.prompt_caching,
+        thinking=parent.thinking,
+        effort=parent.effort,
     )
     run = asyncio.ensure_future(query(params))
     relay = asyncio.ensure_future(_relay(ctx.abort, abort))
@@ -136,7 +152,7 @@ async def _run_query(session: Session, agent: AgentDefinition, input: dict[str, 
     finally:
         relay.cancel()
         # What the subagent spent is the session's too (/cost, total_cost_usd).
-        session.add_usage_totals(params.usage_totals, params.usage_by_model)
+        on_usage(params.usage_totals, params.usage_by_model)
 
 
 async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
@@ -159,10 +175,10 @@ def _system_prompt(cwd: Path, tools: list[Any], model: str, agent: AgentDefiniti
     return f"{agent.system_prompt}\n\n{env}"
 
 
-def _model_name(session: Session, agent: AgentDefinition, current: str) -> str:
+def _model_name(model: ModelClient, agent: AgentDefinition, current: str) -> str:
     """The agent file's model (an alias or an id); the model in use (`current`) when it names
     none, or when the session runs offline (the demo model answers for every name)."""
-    if not agent.model or session.model.offline:
+    if not agent.model or model.offline:
         return current
     return MODEL_ALIASES.get(agent.model, agent.model)
 
