@@ -276,7 +276,7 @@ def _mcp_servers(
 
 def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, policy: PermissionPolicy,
                   model: ModelClient, mcp_servers: dict[str, Any] | None) -> Session:
-    from .engine.query import RetryPolicy
+    from .engine.attempts import RetryPolicy
     from .engine.session import Session, SessionOptions
     from .tools.registry import default_tools
 

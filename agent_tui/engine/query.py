@@ -11,6 +11,11 @@ completed tool_use to the executor while the stream runs -> no tool_use:
 `completed` -> collect results in block order -> append the assistant message
 and one user message with every tool_result -> `next_turn`.
 
+`query()` runs one phase after another (`_Query`: pre_process, stream, take_answer,
+run_tools, recover, decide_next); each returns the `State` to continue with, a
+`Terminal`, or None to go on.  Streaming one request, attempt by attempt (retries,
+the fallback model, what a failure says), is attempts.py.
+
 Recovery paths are continues with their own transition: a cut-off answer is
 asked again with a larger output limit (`max_output_tokens_escalate`), then
 nudged (`max_output_tokens_recovery`); a prompt that is too long is compacted
@@ -30,10 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import itertools
-import random
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,7 +46,17 @@ from . import events as ev
 from .budget import BudgetTracking, BudgetVerdict, check_token_budget
 from .compaction import CompactionFailed, CompactionInterrupted, compact_conversation
 from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
-from .aborting import race_abort
+from .attempts import (
+    Aborted,
+    Attempts,
+    FallbackTriggered,
+    RetryPolicy,
+    Streamed,
+    Tries,
+    describe_model_error,
+    fallback_notice,
+    until_aborted,
+)
 from .bus import child_emitter
 from .executor import ExecutorOptions, StreamingToolExecutor
 from .hooks import HookOutcome, HookRunner, stop_hook_block_cap
@@ -60,20 +72,12 @@ from .messages import (
 )
 from .model import (
     DEFAULT_MAX_TOKENS,
-    BlockDelta,
-    BlockStart,
-    BlockStop,
-    MessageDelta,
-    MessageStart,
-    MessageStop,
     ModelClient,
     ModelError,
     ModelRequest,
-    StreamNotice,
     context_window_for,
     output_cap_for,
 )
-from .pricing import add_usage
 from .thinking import continues_with_thinking, thinking_for
 from .permissions import PermissionPolicy
 
@@ -110,20 +114,6 @@ SUCCESSFUL_ENDS = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
-class _Tries:
-    """The attempts of one request: the next attempt number within its turn (it counts on
-    across retries, an escalation and a fallback), failed attempts and overloaded errors
-    in a row (the retry budget and the fallback trigger), when the first attempt started
-    (retries are bounded in time) and the id of its one, updating, retry notice."""
-
-    attempt: int = 1
-    failures: int = 0
-    overloaded: int = 0
-    started: float | None = None
-    notice_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class State:
     messages: tuple[Message, ...]
     turn_count: int = 1
@@ -141,7 +131,7 @@ class State:
     system: str | list[dict[str, Any]] = ""
     token_budget: BudgetTracking = BudgetTracking()
     # Where the next request's attempts stand (retry budget, fallback trigger, attempt number).
-    tries: _Tries = _Tries()
+    tries: Tries = Tries()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,24 +148,6 @@ class Terminal:
     @property
     def is_error(self) -> bool:
         return self.reason not in SUCCESSFUL_ENDS
-
-
-@dataclass
-class RetryPolicy:
-    max_retries: int = 10
-    base_delay: float = 0.5
-    max_delay: float = 32.0
-    # A server's retry-after is honoured up to this many seconds.
-    max_retry_after: float = 60.0
-    # Seconds one request may spend failing and waiting before it gives up (`maxRetrySeconds`).
-    max_elapsed: float = 90.0
-    clock: Callable[[], float] = time.monotonic
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_retry_after)
-        base = min(self.base_delay * (2 ** (attempt - 1)), self.max_delay)
-        return base + random.uniform(0, 0.25 * base)
 
 
 @dataclass
@@ -223,68 +195,14 @@ class QueryParams:
     effort: str | None = None
 
 
-@dataclass
-class _Streamed:
-    """What one streamed request produced (or left behind when interrupted)."""
-
-    message: Message | None = None
-    stop_reason: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
-    completed: dict[int, dict[str, Any]] = field(default_factory=dict)
-    text_parts: dict[int, list[str]] = field(default_factory=dict)
-    open_types: dict[int, str] = field(default_factory=dict)
-    # Which turn and attempt this was, and whether front ends saw any of its output.
-    turn: int = 1
-    attempt: int = 1
-    published: bool = False
-    # Set when the stream failed after tools started: the error, and the attempts so far.
-    error: ModelError | None = None
-    tries: _Tries = _Tries()
-
-    def partial_content(self) -> list[dict[str, Any]]:
-        """Completed blocks plus text that was still streaming, in block order."""
-        content = []
-        for index in sorted(set(self.completed) | set(self.open_types)):
-            if index in self.completed:
-                content.append(self.completed[index])
-            elif self.open_types.get(index) == "text":
-                text = "".join(self.text_parts.get(index, []))
-                if text:
-                    content.append(text_block(text))
-        if all(b.get("type") in ("thinking", "redacted_thinking") for b in content):
-            return []
-        return content
-
-
-class _Aborted(Exception):
-    """The user aborted: what the interrupted attempt streamed, and the executor holding the
-    tools it started (both None when no attempt was streaming, as during a retry's pause)."""
-
-    def __init__(self, streamed: _Streamed | None = None, executor: StreamingToolExecutor | None = None) -> None:
-        super().__init__("aborted")
-        self.streamed = streamed
-        self.executor = executor
-
-
 MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3
 ESCALATED_MAX_TOKENS = 64_000
-# Consecutive overloaded errors on one request before switching to the fallback model.
-MAX_CONSECUTIVE_OVERLOADED = 3
 MAX_TOKENS_NUDGE = (
     "Output token limit hit. Resume directly — no apology, no recap of what you were doing. "
     "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
 )
 # Stop reasons that mean the answer was cut off before its end.
 _CUT_OFF = ("max_tokens", "model_context_window_exceeded")
-
-
-class _FallbackTriggered(Exception):
-    def __init__(self, from_model: str, to_model: str, attempt: int) -> None:
-        super().__init__(f"{from_model} -> {to_model}")
-        self.from_model = from_model
-        self.to_model = to_model
-        # The attempt that failed over (the fallback's first request counts on from it).
-        self.attempt = attempt
 
 
 def meta_user_message(text: str) -> Message:
@@ -334,7 +252,7 @@ class _Turn:
     max_tokens: int
     env: PipelineEnv
     request: ModelRequest | None = None
-    streamed: _Streamed = field(default_factory=_Streamed)
+    streamed: Streamed = field(default_factory=Streamed)
     executor: StreamingToolExecutor | None = None
     tool_use_blocks: list[dict[str, Any]] = field(default_factory=list)
     # The answer stopped at the output limit (or the context window).
@@ -370,6 +288,17 @@ class _Query:
             parent_tool_use_id=params.parent_tool_use_id,
             prompt_caching=params.prompt_caching,
             hooks=params.hooks,
+        )
+        self.attempts = Attempts(
+            model=params.model,
+            emit=self.emit,
+            abort=params.abort,
+            retry=params.retry,
+            fallback_model=params.fallback_model,
+            usage_totals=params.usage_totals,
+            usage_by_model=params.usage_by_model,
+            compaction=self.settings,
+            make_executor=self.executor,
         )
 
     def initial_state(self) -> State:
@@ -449,11 +378,13 @@ class _Query:
         state = turn.state
         turn.request = self.request(turn)
         try:
-            turn.streamed, turn.executor = await self.stream_with_retries(turn.request, turn, state.tries)
-        except _Aborted as aborted:
+            turn.streamed, turn.executor = await self.attempts.stream(
+                turn.request, state.turn_count, turn.window, state.tries
+            )
+        except Aborted as aborted:
             return await self.aborted_streaming(state, turn.messages, aborted)
-        except _FallbackTriggered as fallback:
-            self.emit(_fallback_notice(fallback.from_model, fallback.to_model))
+        except FallbackTriggered as fallback:
+            self.emit(fallback_notice(fallback.from_model, fallback.to_model))
             # Thinking signatures are bound to the model that wrote them: replayed to another, they 400.
             return replace(
                 state,
@@ -461,7 +392,7 @@ class _Query:
                 model=fallback.to_model,
                 transition=Transition.FALLBACK_RETRY,
                 auto_compact_tracking=state.auto_compact_tracking.forget_usage(),
-                tries=_Tries(attempt=fallback.attempt + 1),
+                tries=Tries(attempt=fallback.attempt + 1),
             )
         except ModelError as err:
             return await self.after_model_error(turn, err)
@@ -491,20 +422,20 @@ class _Query:
             and not turn.executor.started_any
         ):
             # Silently ask again with a larger output limit; the cut answer is dropped.
-            self.discard(streamed, "escalation")
+            self.attempts.discard(streamed, "escalation")
             return replace(
                 state,
                 messages=tuple(messages),
                 max_output_tokens_override=turn.escalate_to,
                 transition=Transition.MAX_OUTPUT_TOKENS_ESCALATE,
                 auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages), output=False),
-                tries=_Tries(attempt=streamed.attempt + 1),
+                tries=Tries(attempt=streamed.attempt + 1),
             )
         if failed is None:
             turn.state = state = replace(
                 state,
                 auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages) + (1 if content else 0)),
-                tries=_Tries(),
+                tries=Tries(),
             )
         if content:
             messages.append(streamed.message if failed is None else assistant_message(content))
@@ -525,8 +456,8 @@ class _Query:
         state, messages, executor = turn.state, turn.messages, turn.executor
         assert executor is not None
         try:
-            results = await _race_abort(executor.results(), self.params.abort)
-        except _Aborted:
+            results = await until_aborted(executor.results(), self.params.abort)
+        except Aborted:
             self.emit(ev.Interrupted(during="tools"))
             results = await executor.abort()
             messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
@@ -647,7 +578,7 @@ class _Query:
             return None
         return escalate_to
 
-    async def aborted_streaming(self, state: State, messages: list[Message], aborted: _Aborted) -> Terminal:
+    async def aborted_streaming(self, state: State, messages: list[Message], aborted: Aborted) -> Terminal:
         """The answer streamed so far is kept, with the results of the tools it started."""
         self.emit(ev.Interrupted(during="streaming"))
         content = aborted.streamed.partial_content() if aborted.streamed is not None else []
@@ -684,24 +615,24 @@ class _Query:
                     ),
                 )
         reason = TerminalReason.PROMPT_TOO_LONG if err.kind == "prompt_too_long" else TerminalReason.MODEL_ERROR
-        return self.fail(state, reason, messages, _describe_model_error(err, turn.model, failure))
+        return self.fail(state, reason, messages, describe_model_error(err, turn.model, failure))
 
     async def retry_failed_stream(self, turn: _Turn, failed: ModelError) -> State | Terminal:
         """The kept tools' results are in the history; the failed request is retried from there."""
         state, messages, tries = turn.state, turn.messages, turn.streamed.tries
         assert turn.request is not None
-        after, delay = _after_failure(self.params, turn.request.model, failed, tries)
+        after, delay = self.attempts.after_failure(turn.request.model, failed, tries)
         next_model = state.model
         if after == "fallback":
             next_model = self.params.fallback_model or state.model
-            self.emit(_fallback_notice(turn.request.model, next_model))
+            self.emit(fallback_notice(turn.request.model, next_model))
             messages = strip_thinking_signatures(messages)
         elif after == "fail":
-            return self.fail(state, TerminalReason.MODEL_ERROR, messages, _describe_model_error(failed, turn.model))
+            return self.fail(state, TerminalReason.MODEL_ERROR, messages, describe_model_error(failed, turn.model))
         else:
             try:
-                await self.retry_pause(failed, tries, delay)
-            except _Aborted:
+                await self.attempts.retry_pause(failed, tries, delay)
+            except Aborted:
                 return self.interrupted(state, messages)
         fallback = after == "fallback"
         tracking = state.auto_compact_tracking
@@ -715,7 +646,7 @@ class _Query:
             max_output_tokens_recovery_count=0,
             has_attempted_reactive_compact=False,
             # The retry budget runs on (a fallback starts its own); the attempt number restarts with the turn.
-            tries=_Tries() if fallback else replace(tries, attempt=1),
+            tries=Tries() if fallback else replace(tries, attempt=1),
         )
 
     async def stop_or_continue(self, state: State, messages: list[Message]) -> State | Terminal:
@@ -788,176 +719,8 @@ class _Query:
         if self.params.on_message is not None:
             self.params.on_message(message)
 
-    # -- streaming one request -------------------------------------------------------------
-
-    async def stream_with_retries(
-        self, request: ModelRequest, turn: _Turn, tries: _Tries
-    ) -> tuple[_Streamed, StreamingToolExecutor]:
-        """Stream `request`, retrying what is retryable.
-
-        A failed attempt whose tools never started is dropped (`attempt_discarded`) and
-        retried; one whose tools started is returned with `error` set, so the loop keeps
-        those tools and their results before it retries.  Raises `_FallbackTriggered`
-        after MAX_CONSECUTIVE_OVERLOADED overloaded errors in a row when a fallback
-        model is set, and the `ModelError` when it gives up."""
-        params = self.params
-        if tries.started is None:
-            # The time bound and the one updating retry line start with the request's first attempt.
-            tries = replace(tries, started=params.retry.clock(), notice_id=f"retry-{next(_retry_ids)}")
-        while True:
-            executor = self.executor(turn.model)
-            self.emit(
-                ev.RequestStarted(
-                    turn=turn.state.turn_count,
-                    model=request.model,
-                    max_tokens=request.max_tokens,
-                    attempt=tries.attempt,
-                )
-            )
-            streamed = _Streamed(turn=turn.state.turn_count, attempt=tries.attempt)
-            try:
-                await _race_abort(self.stream_once(request, executor, streamed, turn.window), params.abort)
-                return streamed, executor
-            except _Aborted:
-                raise _Aborted(streamed, executor) from None
-            except ModelError as err:
-                tries = replace(
-                    tries,
-                    failures=tries.failures + 1,
-                    overloaded=tries.overloaded + 1 if err.kind == "overloaded" else 0,
-                )
-                if executor.started_any:
-                    streamed.error, streamed.tries = err, tries
-                    return streamed, executor
-                after, delay = _after_failure(params, request.model, err, tries)
-                self.discard(streamed, {"fallback": "fallback", "retry": "retry"}.get(after, "error"))
-                if after == "fallback":
-                    raise _FallbackTriggered(request.model, params.fallback_model or "", tries.attempt) from None
-                if after == "fail":
-                    raise
-                await self.retry_pause(err, tries, delay)
-                tries = replace(tries, attempt=tries.attempt + 1)
-
-    async def stream_once(
-        self, request: ModelRequest, executor: StreamingToolExecutor, out: _Streamed, window: int
-    ) -> None:
-        """One attempt: publish deltas and completed blocks as they arrive, hand each complete
-        tool_use to the executor, and record the message, its stop reason and usage in `out`."""
-        emit = self.emit
-        threshold = self.settings.auto_compact_threshold(window, request.max_tokens)
-        text_parts = out.text_parts
-        open_types = out.open_types
-        async for event in self.params.model.stream(request):
-            kind = type(event)
-            if kind is BlockDelta:
-                if event.kind == "text":
-                    text_parts.setdefault(event.index, []).append(event.text)
-                    out.published = True
-                    emit(ev.TextDelta(index=event.index, text=event.text))
-                elif event.kind == "thinking":
-                    out.published = True
-                    emit(ev.ThinkingDelta(index=event.index, text=event.text))
-            elif kind is BlockStart:
-                open_types[event.index] = event.block.get("type", "")
-                text_parts[event.index] = []
-            elif kind is BlockStop:
-                block = event.block
-                out.completed[event.index] = block
-                open_types.pop(event.index, None)
-                out.published = True
-                emit(ev.BlockCompleted(index=event.index, block=_public_block(block)))
-                if block.get("type") == "tool_use":
-                    executor.add_tool(block)
-            elif kind is MessageStart:
-                emit(_usage_event(dict(event.usage), window, threshold))
-            elif kind is MessageDelta:
-                out.usage = event.usage
-            elif kind is MessageStop:
-                out.message = event.message
-                out.stop_reason = event.stop_reason
-                out.usage = event.usage
-            elif kind is StreamNotice:
-                emit(ev.Notice(kind="info", message=event.message))
-        if out.message is None:
-            raise ModelError("connection", "The stream ended without a message_stop event", mid_stream=True)
-        add_usage(self.params.usage_totals, out.usage)
-        add_usage(self.params.usage_by_model.setdefault(request.model, {}), out.usage)
-        emit(_usage_event(out.usage, window, threshold))
-
-    async def retry_pause(self, err: ModelError, tries: _Tries, delay: float) -> None:
-        """Say a failed request will be retried (one line per request, updated in place), then
-        wait `delay` (raises `_Aborted` on abort)."""
-        where = " mid-stream" if err.mid_stream else ""
-        self.emit(
-            ev.Notice(
-                kind="retry",
-                message=(
-                    f"{_short_error(err)}{where}; retrying in {delay:.1f}s "
-                    f"(attempt {tries.failures}/{self.params.retry.max_retries})"
-                ),
-                id=tries.notice_id,
-            )
-        )
-        await _race_abort(asyncio.sleep(delay), self.params.abort)
-
-    def discard(self, streamed: _Streamed, reason: str) -> None:
-        """Tell front ends an attempt's output is not part of the conversation (when they saw any)."""
-        if streamed.published:
-            self.emit(ev.AttemptDiscarded(turn=streamed.turn, attempt=streamed.attempt, reason=reason))
-
-
-def _usage_event(usage: dict[str, int], window: int, threshold: int) -> ev.Usage:
-    context = (
-        usage.get("input_tokens", 0)
-        + usage.get("cache_read_input_tokens", 0)
-        + usage.get("cache_creation_input_tokens", 0)
-        + usage.get("output_tokens", 0)
-    )
-    return ev.Usage(
-        input_tokens=usage.get("input_tokens", 0),
-        output_tokens=usage.get("output_tokens", 0),
-        cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
-        cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
-        context_tokens=context,
-        context_window=window,
-        auto_compact_threshold=threshold,
-    )
-
-
 def _interrupted_history(messages: list[Message]) -> list[Message]:
     return messages + [user_message(INTERRUPTED_MESSAGE)]
-
-
-async def _race_abort(awaitable: Any, abort: asyncio.Event) -> Any:
-    """Await `awaitable` unless the user aborts first (then raise `_Aborted`)."""
-    return await race_abort(awaitable, abort, _Aborted())
-
-
-def _after_failure(params: QueryParams, model: str, err: ModelError, tries: _Tries) -> tuple[str, float]:
-    """What follows a failed request ("fallback", "retry" or "fail") and the retry's delay.
-
-    Retries are bounded by count and by the time since the request's first attempt;
-    a request that runs out of time says so in `err.gave_up`."""
-    fallback = params.fallback_model
-    if tries.overloaded >= MAX_CONSECUTIVE_OVERLOADED and fallback and fallback != model:
-        return "fallback", 0.0
-    delay = params.retry.delay(tries.failures, err.retry_after)
-    elapsed = params.retry.clock() - (tries.started if tries.started is not None else params.retry.clock())
-    in_time = elapsed + delay <= params.retry.max_elapsed
-    if err.retryable and tries.failures <= params.retry.max_retries and in_time:
-        return "retry", delay
-    if err.retryable and not in_time:
-        attempts = f"{tries.failures} attempt{'s' if tries.failures != 1 else ''}"
-        err.gave_up = f"gave up after {attempts} in {elapsed:.0f}s"
-    return "fail", delay
-
-
-def _fallback_notice(from_model: str, to_model: str) -> ev.Notice:
-    return ev.Notice(kind="fallback", message=f"Switched to {to_model} due to high demand for {from_model}")
-
-
-def _public_block(block: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in block.items() if not k.startswith("_")}
 
 
 def _last_text(messages: list[Message]) -> str:
@@ -965,26 +728,6 @@ def _last_text(messages: list[Message]) -> str:
         if m["role"] == "assistant":
             return "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
     return ""
-
-
-_retry_ids = itertools.count(1)
-# Transport messages that already say what failed and where ("Connection refused (host:port)").
-_NAMES_THE_HOST = ("Connection refused", "Cannot connect", "Connection timed out")
-
-
-def _short_error(err: ModelError) -> str:
-    if err.kind in ("connection", "timeout") and not err.mid_stream and err.message.startswith(_NAMES_THE_HOST):
-        return err.message
-    labels = {
-        "overloaded": "API overloaded",
-        "rate_limit": "Rate limited",
-        "server": "API server error",
-        "connection": "Connection lost",
-        "timeout": "Request timed out",
-        "api_error": "API error",
-    }
-    label = labels.get(err.kind, "API error")
-    return f"{label} ({err.status})" if err.status and err.status != 200 else label
 
 
 def _max_turns_message(max_turns: int) -> str:
@@ -1004,29 +747,4 @@ def _blocking_limit_message(tokens: int, window: int) -> str:
         "is off. Run /compact to summarise the conversation, or /clear to start a new one."
     )
 
-
-def _describe_model_error(err: ModelError, model: str, compaction_failure: str | None = None) -> str:
-    if err.kind == "prompt_too_long":
-        if compaction_failure is not None:
-            why = f"Compacting the conversation failed: {compaction_failure}. "
-        else:
-            why = "It is still too long after compacting the conversation. "
-        return (
-            f"Prompt is too long for {model}: {err.message}. {why}"
-            "Start a new conversation with /clear, or send a shorter request."
-        )
-    if err.kind == "auth":
-        return (
-            f"Authentication failed ({err.status}): {err.message}. "
-            "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
-        )
-    if err.kind == "permission":
-        return f"Permission denied by the API ({err.status}): {err.message}. Check ANTHROPIC_API_KEY."
-    if err.kind == "not_found":
-        return f"Model or endpoint not found ({err.status}): {err.message}. Check --model and ANTHROPIC_BASE_URL."
-    if err.retryable:
-        label = _short_error(err)
-        detail = label if label == err.message else f"{label}: {err.message}"
-        return f"{detail} ({err.gave_up or 'gave up after retries'})"
-    return f"API error ({err.status}): {err.message}"
 

@@ -25,6 +25,7 @@ from ..tools.agent import AgentDefinition
 from ..tools.base import Tool, ToolContext, ToolResult, tool_to_api, with_tools
 from ..tools.file_state import ReadStateWatcher
 from . import events as ev
+from .attempts import RetryPolicy
 from .bus import EventBus
 from .claude_files import CustomCommand, load_agents, load_commands
 from .compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
@@ -52,7 +53,7 @@ from .messages import (
 from .model import DEFAULT_MAX_TOKENS, ModelClient, ModelRequest, context_window_for
 from .permissions import PermissionPolicy
 from .pricing import add_usage, total_cost_usd
-from .query import QueryParams, RetryPolicy, Terminal, TerminalReason, query
+from .query import QueryParams, Terminal, TerminalReason, query
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
 from .subagent import run_subagent
 

@@ -46,7 +46,7 @@ from agent_tui.engine.context import (
 )
 from agent_tui.engine.messages import assistant_message, tool_result_block, user_message
 from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.query import RetryPolicy
+from agent_tui.engine.attempts import RetryPolicy
 from agent_tui.engine.session import build_system_prompt
 from agent_tui.tools.base import tool_to_api
 from agent_tui.tools.registry import default_tools

@@ -202,7 +202,7 @@ async def test_cost_of_a_model_without_a_price_shows_tokens_only(api, tmp_path):
 async def test_retries_of_an_unreachable_server_are_one_updating_line(tmp_path):
     import socket
 
-    from agent_tui.engine.query import RetryPolicy
+    from agent_tui.engine.attempts import RetryPolicy
     from agent_tui.tui.widgets.transcript import Notice
 
     with socket.socket() as sock:
