@@ -32,7 +32,7 @@ from agent_tui.engine import events as ev
 from agent_tui.engine.executor import ExecutorOptions, StreamingToolExecutor
 from agent_tui.engine.permission_rules import EDIT_TOOLS, split_rules
 from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
-from agent_tui.tools.base import ToolContext, ToolResult
+from agent_tui.tools.base import BaseTool, ToolContext, ToolResult
 from agent_tui.tools.registry import default_tools
 from tests.counting import count, examples
 
@@ -248,7 +248,7 @@ def test_a_deny_rule_for_any_part_denies_the_whole_command_however_disguised(tre
 # ---------------------------------------------------------------- through the executor
 
 
-class Recording:
+class Recording(BaseTool):
     """A real tool's name, schema and read-only verdict; `call` records instead of acting."""
 
     def __init__(self, tool: Any, ran: list[str]) -> None:

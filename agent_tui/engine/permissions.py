@@ -42,6 +42,7 @@ from ..tools.bash_classify import is_read_only_part, parts_pass, read_paths
 from ..tools.bash_danger import danger_reason, sensitive_write_reason
 from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ..tools.bash_paths import resolve_paths, static
+from ..tools.base import Tool
 from ..tools.sandbox import stays_inside
 from .hooks import HookOutcome, hook_label
 from .permission_rules import (
@@ -321,13 +322,13 @@ class PermissionPolicy:
 
     # ------------------------------------------------------------ decisions
 
-    def decide(self, tool: Any, input: dict[str, Any], *, cwd: Path | None = None) -> Decision:
+    def decide(self, tool: Tool, input: dict[str, Any], *, cwd: Path | None = None) -> Decision:
         """allow / deny / ask for one call; `cwd` is the session's, used when the policy has none."""
         env = self._env(cwd)
         name = tool.name
         read_only = _safe_call(tool.is_read_only, input)
         if name == "Bash" and isinstance(input.get("command"), str):
-            sandboxed = _safe_call(getattr(tool, "sandbox_auto_allows", lambda _input: False), input)
+            sandboxed = _safe_call(tool.sandbox_auto_allows, input)
             return self._decide_bash(input["command"], read_only, env, sandboxed)
         target = path_target(name, input, env)
         for entry, rule in self._rules("deny"):
@@ -370,7 +371,7 @@ class PermissionPolicy:
         return self._ask(name, f"{name} wants to {_verb(name)}.", suggest_for_path(name, target, env), "default")
 
     def decide_call(
-        self, tool: Any, input: dict[str, Any], *, cwd: Path | None = None, hook: HookOutcome | None = None
+        self, tool: Tool, input: dict[str, Any], *, cwd: Path | None = None, hook: HookOutcome | None = None
     ) -> Decision:
         """The decision for one tool call: `decide`, then a PreToolUse hook's allow/ask on top.
 

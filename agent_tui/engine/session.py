@@ -262,8 +262,7 @@ class Session:
         for problem in self.project_problems:
             self.bus.publish(ev.Notice(kind="error", message=problem))
         for tool in self.tools:
-            warning = getattr(tool, "unsandboxed_warning", None)
-            if warning is not None and (text := warning()):
+            if text := tool.unsandboxed_warning():
                 self.bus.publish(ev.Notice(kind="sandbox", message=text))
         with contextlib.suppress(RuntimeError):  # no running loop yet: submit() runs them
             self._begin_session_start()

@@ -100,6 +100,14 @@ class Tool(Protocol):
         """Called once by the session that runs this tool."""
         ...
 
+    def sandbox_auto_allows(self, input: dict[str, Any]) -> bool:
+        """Whether acceptEdits may run this call unasked because a sandbox contains it."""
+        ...
+
+    def unsandboxed_warning(self) -> str | None:
+        """What the session says at start when the tool cannot run sandboxed (None: nothing)."""
+        ...
+
 
 class BaseTool:
     """Defaults for the optional parts of the protocol (fail closed)."""
@@ -128,6 +136,12 @@ class BaseTool:
 
     # `Any`: tools sit below the engine and cannot name its Session; only the Agent tool keeps it.
     def attach_session(self, session: Any) -> None:
+        return None
+
+    def sandbox_auto_allows(self, input: dict[str, Any]) -> bool:
+        return False
+
+    def unsandboxed_warning(self) -> str | None:
         return None
 
 
