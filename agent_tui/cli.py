@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any
 from . import __version__, interrupts
 from .config import LOCAL_SETTINGS, Settings, SettingsError, apply_env, load_settings
 from .engine.claude_files import find_command, load_mcp_json, split_mcp_json
-from .engine.model import DEFAULT_MODEL
-from .engine.permission_rules import Rule, unknown_tool_problem
-from .engine.permissions import MODES, PermissionPolicy
+from .engine.models.base import DEFAULT_MODEL
+from .engine.permissions.policy import MODES, PermissionPolicy
+from .engine.permissions.rules import Rule, unknown_tool_problem
 
 if TYPE_CHECKING:
-    from .engine.model import ModelClient
+    from .engine.models.base import ModelClient
     from .engine.session import Session
     from .engine.store import SessionInfo
 
 
 def split_tool_rules(values: list[str] | None) -> list[str]:
     """`--allowedTools "Read,Bash(git log:*)" Edit` -> ["Read", "Bash(git log:*)", "Edit"]."""
-    from .engine.permission_rules import split_rules
+    from .engine.permissions.rules import split_rules
 
     return [rule for value in values or [] for rule in split_rules(value)]
 
@@ -103,21 +103,21 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
 def choose_model(settings: Settings, offline: bool = False) -> ModelClient:
     """The demo model offline or without credentials; Bedrock or Vertex AI when the environment
     asks for them (the SDK is imported only then); else the Messages API."""
-    from .engine.providers import provider_from_env
+    from .engine.models.providers import provider_from_env
 
     provider = provider_from_env()
     if not offline and provider != "anthropic":
-        from .engine.providers import ProviderModel
+        from .engine.models.providers import ProviderModel
 
         return ProviderModel(provider, settings.model)
     has_credentials = bool(
         os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or settings.base_url
     )
     if offline or not has_credentials:
-        from .engine.demo import DemoModel
+        from .engine.models.demo.model import DemoModel
 
         return DemoModel(requested=has_credentials)
-    from .engine.model import AnthropicModel
+    from .engine.models.anthropic import AnthropicModel
 
     return AnthropicModel(settings.model or DEFAULT_MODEL, base_url=settings.base_url)
 
@@ -276,7 +276,7 @@ def _mcp_servers(
 
 def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, policy: PermissionPolicy,
                   model: ModelClient, mcp_servers: dict[str, Any] | None) -> Session:
-    from .engine.attempts import RetryPolicy
+    from .engine.loop.attempts import RetryPolicy
     from .engine.session import Session, SessionOptions
     from .tools.registry import default_tools
 

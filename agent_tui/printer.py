@@ -23,8 +23,8 @@ from typing import Any, TextIO
 
 from .claude_stream import ClaudeCodeStream
 from .engine import events as ev
+from .engine.loop.query import Terminal, TerminalReason
 from .engine.messages import valid_utf8
-from .engine.query import Terminal, TerminalReason
 from .engine.session import Session
 
 _SUBTYPES = {

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
-from agent_tui.engine.attempts import RetryPolicy
+from agent_tui.engine.loop.attempts import RetryPolicy
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from agent_tui.engine.demo import DemoModel
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.models.demo.model import DemoModel
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp

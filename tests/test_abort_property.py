@@ -15,13 +15,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from agent_tui.engine import events as ev
+from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history, text_of
-from agent_tui.engine.permissions import PermissionAnswer
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionAnswer
 from tests.counting import count, examples
 from tests.engine_helpers import make_session, system_text
 from tests.loopback import LoopbackServer, reply, text, tool_use
-
 
 
 def scripted(body: dict, index: int):

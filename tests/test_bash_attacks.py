@@ -25,8 +25,8 @@ import pytest
 
 from agent_tui.config import config_dir
 from agent_tui.engine import events as ev
-from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.permissions.policy import MODES, PermissionAnswer, PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import ToolResult

@@ -28,8 +28,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.executor import ExecutorOptions, StreamingToolExecutor
-from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
+from agent_tui.engine.loop.executor import ExecutorOptions, StreamingToolExecutor
+from agent_tui.engine.permissions.policy import MODES, PermissionAnswer, PermissionPolicy
 from agent_tui.tools.base import ToolContext
 from agent_tui.tools.registry import default_tools
 from tests.counting import count

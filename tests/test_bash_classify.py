@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_tui.tools.bash_classify import is_read_only_command, split_command
+from agent_tui.shell.classify import is_read_only_command, split_command
 
 READ_ONLY = [
     "ls",

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
+from agent_tui.engine.permissions.policy import MODES, PermissionAnswer, PermissionPolicy
+from agent_tui.shell.danger import danger_reason
 from agent_tui.tools.bash import BashTool
-from agent_tui.tools.bash_danger import danger_reason
 from agent_tui.tools.sandbox import SandboxConfig
 from tests.engine_helpers import Recorder, auto_answer, make_session
 from tests.loopback import reply, tool_use

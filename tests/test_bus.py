@@ -4,7 +4,6 @@ import asyncio
 import json
 import tracemalloc
 
-
 from agent_tui.engine import events as ev
 from agent_tui.engine.bus import EventBus
 
@@ -119,7 +118,7 @@ def test_engine_does_not_import_textual():
     import sys
 
     code = (
-        "import sys, agent_tui.engine.session, agent_tui.engine.query, agent_tui.engine.demo, "
+        "import sys, agent_tui.engine.session, agent_tui.engine.loop.query, agent_tui.engine.models.demo.model, "
         "agent_tui.printer, agent_tui.tools.registry; print('textual' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

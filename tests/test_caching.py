@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.caching import MAX_BREAKPOINTS, count_breakpoints
+from agent_tui.engine.models.caching import MAX_BREAKPOINTS, count_breakpoints
 from tests.engine_helpers import Recorder, make_session, system_text, uncached
 from tests.loopback import reply, status, tool_use
 

@@ -9,11 +9,12 @@ import json
 from pathlib import Path
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.compaction import CONTINUE_INSTRUCTION, LATEST_REQUEST_LABEL, SUMMARY_PREAMBLE
-from agent_tui.engine.context import CLEARED_RESULT, CompactionSettings
+from agent_tui.engine.context.compaction import CONTINUE_INSTRUCTION, LATEST_REQUEST_LABEL, SUMMARY_PREAMBLE
+from agent_tui.engine.context.pipeline import CLEARED_RESULT
+from agent_tui.engine.context.window import CompactionSettings
+from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.permissions import PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from tests.engine_helpers import Recorder, make_session, system_text, tool_results, uncached
 from tests.loopback import hang, reply, status, text, tool_use
 

@@ -1,4 +1,4 @@
-"""The pipeline steps of engine/context.py as pure functions: token accounting, the
+"""The pipeline steps of engine/context/pipeline.py as pure functions: token accounting, the
 tool-result budget, microcompact, cutting a history for a summary request, finding
 the latest request, settings and the token-budget decision."""
 
@@ -7,25 +7,24 @@ from __future__ import annotations
 import copy
 import random
 
-from agent_tui.engine.budget import BudgetTracking, check_token_budget
-from agent_tui.engine.compaction import (
+from agent_tui.engine.context.compaction import (
     LATEST_REQUEST_LABEL,
     fit_messages,
     latest_request,
     parse_prompt_too_long,
     summary_message,
 )
-from agent_tui.engine.context import (
-    CLEARED_RESULT,
-    CompactionSettings,
-    ContextTracking,
-    apply_tool_result_budget,
-    count_tokens,
-    estimate_tokens,
-    microcompact,
+from agent_tui.engine.context.pipeline import CLEARED_RESULT, apply_tool_result_budget, microcompact
+from agent_tui.engine.context.window import CompactionSettings, ContextTracking, count_tokens, estimate_tokens
+from agent_tui.engine.loop.budget import BudgetTracking, check_token_budget
+from agent_tui.engine.loop.query import MAX_TOKENS_NUDGE, meta_user_message
+from agent_tui.engine.messages import (
+    INTERRUPTED_MESSAGE,
+    assistant_message,
+    check_history,
+    tool_result_block,
+    user_message,
 )
-from agent_tui.engine.messages import INTERRUPTED_MESSAGE, assistant_message, check_history, tool_result_block, user_message
-from agent_tui.engine.query import MAX_TOKENS_NUDGE, meta_user_message
 
 
 def tool_round(n: int, name: str, output: str) -> list[dict]:

@@ -10,9 +10,8 @@ import time
 
 import pytest
 
-from agent_tui.engine.demo import SPEED_ENV, DemoModel, working_directory
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.model import (
+from agent_tui.engine.models.base import (
     BlockDelta,
     BlockStart,
     BlockStop,
@@ -21,6 +20,8 @@ from agent_tui.engine.model import (
     MessageStop,
     ModelRequest,
 )
+from agent_tui.engine.models.demo.model import SPEED_ENV, DemoModel
+from agent_tui.engine.models.demo.plan import working_directory
 
 SCHEMA = {"type": "object", "properties": {}}
 ALL_TOOLS = [{"name": n, "input_schema": SCHEMA} for n in ("Read", "Glob", "Grep", "Bash", "Write")]

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.executor import StreamingToolExecutor
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.loop.executor import StreamingToolExecutor
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult
 from agent_tui.tools.read import ReadTool
 

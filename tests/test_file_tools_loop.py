@@ -11,7 +11,7 @@ import time
 import pytest
 
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.tools.file_state import lookup
 from tests.engine_helpers import make_session, tool_results
 from tests.loopback import reply, tool_use

@@ -11,9 +11,9 @@ from typing import Any
 from agent_tui.config import Settings
 from agent_tui.engine import events as ev
 from agent_tui.engine.hooks import HookRunner
+from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
 from tests.loopback import Response, reply, tool_use
 

@@ -8,8 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from agent_tui.engine.permissions import PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.loop.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.tools.edit import UNDECODABLE_MESSAGE
 from tests.engine_helpers import make_session, tool_results
 from tests.loopback import LoopbackServer, reply, tool_use

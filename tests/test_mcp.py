@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.executor import INTERRUPTED_BY_USER
+from agent_tui.engine.loop.executor import INTERRUPTED_BY_USER
+from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.mcp import McpManager, load_mcp_config, parse_server_config
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
 from tests.loopback import reply, tool_use
 from tests.test_print_mode import env_for, run

@@ -15,14 +15,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_tui.engine.model import (
-    AnthropicModel,
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.models.base import (
     BlockDelta,
     BlockStart,
     BlockStop,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.permission_rules import Rule
-from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy, RuleEntry, SettingsLayer
+from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy, RuleEntry, SettingsLayer
+from agent_tui.engine.permissions.rules import Rule
 from agent_tui.tools.bash import BashTool
 from agent_tui.tools.edit import EditTool
 from agent_tui.tools.glob import GlobTool

@@ -29,9 +29,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.executor import ExecutorOptions, StreamingToolExecutor
-from agent_tui.engine.permission_rules import EDIT_TOOLS, split_rules
-from agent_tui.engine.permissions import MODES, PermissionAnswer, PermissionPolicy
+from agent_tui.engine.loop.executor import ExecutorOptions, StreamingToolExecutor
+from agent_tui.engine.permissions.policy import MODES, PermissionAnswer, PermissionPolicy
+from agent_tui.engine.permissions.rules import EDIT_TOOLS, split_rules
 from agent_tui.tools.base import BaseTool, ToolContext, ToolResult
 from agent_tui.tools.registry import default_tools
 from tests.counting import count, examples

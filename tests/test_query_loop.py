@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from agent_tui.engine import events as ev
+from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import INTERRUPTED_FOR_TOOL_USE, REJECT_MESSAGE, check_history
-from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from tests.engine_helpers import Recorder, auto_answer, make_session, system_text, tool_results
 from tests.loopback import drop, hang, raw, reply, sse_error, status, text, tool_use
 

@@ -8,12 +8,12 @@ import asyncio
 import json
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.compaction import LATEST_REQUEST_LABEL, SUMMARY_PREAMBLE
-from agent_tui.engine.context import CompactionSettings
+from agent_tui.engine.context.compaction import LATEST_REQUEST_LABEL, SUMMARY_PREAMBLE
+from agent_tui.engine.context.window import CompactionSettings
+from agent_tui.engine.loop.query import MAX_TOKENS_NUDGE, TerminalReason
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.permissions import PermissionPolicy
-from agent_tui.engine.query import MAX_TOKENS_NUDGE, TerminalReason
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from tests.engine_helpers import Recorder, make_session, uncached
 from tests.loopback import drop, hang, reply, sse_error, status, text, thinking, tool_use
 

@@ -6,10 +6,10 @@ when continuations stop producing."""
 from __future__ import annotations
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.context import CompactionSettings
+from agent_tui.engine.context.window import CompactionSettings
+from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.permissions import PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from tests.engine_helpers import Recorder, make_session
 from tests.loopback import reply, tool_use
 

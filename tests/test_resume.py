@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import INTERRUPTED_MESSAGE, check_history
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.store import list_sessions, load_transcript
 from tests.engine_helpers import make_session
 from tests.loopback import LoopbackServer, hang, reply, text, tool_use

@@ -17,8 +17,8 @@ import pytest
 
 from agent_tui.config import load_settings
 from agent_tui.engine import events as ev
-from agent_tui.engine.model import ModelClient
-from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
+from agent_tui.engine.models.base import ModelClient
+from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from agent_tui.engine.session import Session
 from agent_tui.tools.base import Progress, ToolContext, ToolResult
 from agent_tui.tools.bash import BashTool

@@ -8,7 +8,7 @@ import json
 import subprocess
 
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.store import load_transcript, project_dir
 from agent_tui.tui.app import AgentApp
 from tests.engine_helpers import make_session

@@ -14,8 +14,8 @@ import pytest
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
+from agent_tui.engine.permissions.policy import PermissionAnswer
 from agent_tui.tools._fileio import FileToolError, NotRegularFile, open_regular, read_snapshot
-from agent_tui.engine.permissions import PermissionAnswer
 from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
 from tests.loopback import reply, tool_use
 

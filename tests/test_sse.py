@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent_tui.engine.model import iter_sse
+from agent_tui.engine.models.sse import iter_sse
 
 STREAM = (
     b": comment\n"

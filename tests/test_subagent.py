@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from agent_tui.engine import events as ev
+from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.permissions import PermissionAnswer, PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from agent_tui.tools.agent import AgentTool
 from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results, uncached
 from tests.loopback import LoopbackServer, Response, reply, text, tool_use

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.thinking import INTERLEAVED_THINKING_BETA, thinking_for
+from agent_tui.engine.models.thinking import INTERLEAVED_THINKING_BETA, thinking_for
 from tests.engine_helpers import Recorder, make_session, uncached
 from tests.loopback import redacted_thinking, reply, text, thinking, tool_use
 

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.permissions import PermissionPolicy
-from agent_tui.engine.query import TerminalReason
+from agent_tui.engine.loop.query import TerminalReason
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.printer import run_print
 from agent_tui.tools.todo import RESULT_TEXT
 from tests.engine_helpers import Recorder, make_session, tool_results

@@ -8,7 +8,7 @@ import itertools
 import socket
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.attempts import RetryPolicy
+from agent_tui.engine.loop.attempts import RetryPolicy
 from tests.engine_helpers import Recorder, make_session
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.agent import AgentDefinition
-from .permission_rules import split_rules
+from .permissions.rules import split_rules
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .model import model_generation
+from .models.base import model_generation
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,10 @@ from ..tools.agent import AgentDefinition
 from ..tools.base import Tool, ToolContext, ToolResult, tool_to_api, with_tools
 from ..tools.file_state import ReadStateWatcher
 from . import events as ev
-from .attempts import RetryPolicy
 from .bus import EventBus
 from .claude_files import CustomCommand, load_agents, load_commands
-from .compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
-from .context import (
+from .context.compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
+from .context.window import (
     CompactionSettings,
     ContextBreakdown,
     ContextTracking,
@@ -37,8 +36,11 @@ from .context import (
     context_breakdown,
     count_tokens,
 )
-from .executor import ExecutorOptions, PermissionDenial
 from .hooks import HookRunner, context_text, hook_label
+from .loop.attempts import RetryPolicy
+from .loop.executor import ExecutorOptions, PermissionDenial
+from .loop.query import QueryParams, Terminal, TerminalReason, query
+from .loop.subagent import run_subagent
 from .memory import Memory, load_memory
 from .messages import (
     Message,
@@ -50,12 +52,10 @@ from .messages import (
     text_block,
     user_message,
 )
-from .model import DEFAULT_MAX_TOKENS, ModelClient, ModelRequest, context_window_for
-from .permissions import PermissionPolicy
+from .models.base import DEFAULT_MAX_TOKENS, ModelClient, ModelRequest, context_window_for
+from .permissions.policy import PermissionPolicy
 from .pricing import add_usage, total_cost_usd
-from .query import QueryParams, Terminal, TerminalReason, query
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
-from .subagent import run_subagent
 
 if TYPE_CHECKING:
     from .mcp import McpManager, McpServerStatus
@@ -395,7 +395,7 @@ class Session:
 
     def system_blocks(self) -> list[dict[str, Any]]:
         """The system prompt as requests carry it: the static prompt, the memory files in a
-        block of their own, then what was appended (each cached on its own, engine/caching.py)."""
+        block of their own, then what was appended (each cached on its own, engine/models/caching.py)."""
         memory = self.memory.block()
         if not memory or memory not in self.system_prompt:
             return [text_block(self.system_prompt)]

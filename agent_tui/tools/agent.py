@@ -1,7 +1,7 @@
 """Agent: a subagent for a self-contained task (Claude Code's Task tool, named `Agent`).
 
 The subagent is a `query()` of its own, which the session runs
-(`engine/subagent.py`): a fresh history holding only the prompt, its own tool
+(`engine/loop/subagent.py`): a fresh history holding only the prompt, its own tool
 state, the parent's tools minus Agent (no nesting), the parent's permission
 policy and hooks, its events tagged with this Agent tool_use's id.  Only its
 final text comes back as the tool result.

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.config import config_dir
+from agent_tui.shell.classify import is_read_only_command
 from agent_tui.tools import sandbox
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult
-from agent_tui.tools.bash_classify import is_read_only_command
 from agent_tui.tools.sandbox import SandboxConfig
 
 DEFAULT_TIMEOUT_MS = 120_000

@@ -14,7 +14,6 @@ from typing import Any
 
 from ._fileio import (
     LF,
-    FileChangeTool,
     FileToolError,
     PlannedChange,
     created_message,
@@ -26,6 +25,7 @@ from ._fileio import (
     updated_message,
 )
 from .base import ToolContext
+from .file_change import FileChangeTool
 from .file_state import check_writable
 
 NO_CHANGES_MESSAGE = "No changes to make: old_string and new_string are exactly the same."

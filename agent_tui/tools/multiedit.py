@@ -8,16 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._fileio import (
-    FileChangeTool,
-    FileToolError,
-    PlannedChange,
-    file_not_found,
-    normalize_newlines,
-    read_snapshot,
-)
+from ._fileio import FileToolError, PlannedChange, file_not_found, normalize_newlines, read_snapshot
 from .base import ToolContext
 from .edit import FILE_EXISTS_MESSAGE, NO_CHANGES_MESSAGE, apply_edit
+from .file_change import FileChangeTool
 from .file_state import check_writable
 
 SUBSTRING_MESSAGE = "Cannot edit file: old_string is a substring of a new_string from a previous edit."

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools.bash_parse import CommandPart, Redirect, Word, parse_command
+from agent_tui.shell.parse import CommandPart, Redirect, Word, parse_command
 
 # Credentials a sandboxed command never sees (hidden behind an empty mount when they exist).
 SECRET_PATHS = (

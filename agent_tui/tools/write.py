@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ._fileio import (
-    FileChangeTool,
     FileToolError,
     PlannedChange,
     created_message,
@@ -15,6 +14,7 @@ from ._fileio import (
     updated_message,
 )
 from .base import ToolContext
+from .file_change import FileChangeTool
 from .file_state import check_writable
 
 DESCRIPTION = """Writes a file to the local filesystem.

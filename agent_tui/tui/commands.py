@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..engine.permissions import MODES
+from ..engine.permissions.policy import MODES
 from ..engine.pricing import format_usd
 from ..paths import shown_path
 from .state import format_seconds, format_tokens

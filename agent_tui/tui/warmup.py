@@ -20,7 +20,7 @@ def _load_for_first_answer() -> None:
     import h11  # noqa: F401
     import httpcore2  # noqa: F401
 
-    from ..engine import transport  # noqa: F401  (httpx2)
+    from ..engine.models import transport  # noqa: F401  (httpx2)
     from .widgets import answer  # noqa: F401  (Textual's Markdown)
     from .widgets.markdown_lite import _lexer, _parser
 

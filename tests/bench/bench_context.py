@@ -34,19 +34,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_tui.engine.context import (
+from agent_tui.engine.context.pipeline import apply_tool_result_budget, microcompact, prepare
+from agent_tui.engine.context.window import (
     CompactionSettings,
     ContextTracking,
     PipelineEnv,
-    apply_tool_result_budget,
     count_tokens,
     estimate_tokens,
-    microcompact,
-    prepare,
 )
+from agent_tui.engine.loop.attempts import RetryPolicy
 from agent_tui.engine.messages import assistant_message, tool_result_block, user_message
-from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.attempts import RetryPolicy
+from agent_tui.engine.models.anthropic import AnthropicModel
 from agent_tui.engine.session import build_system_prompt
 from agent_tui.tools.base import tool_to_api
 from agent_tui.tools.registry import default_tools

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.bench.peer import compile_agent, PtyApp, agent_env, claude_env, claude_version, find_agent, find_claude
+from tests.bench.peer import PtyApp, agent_env, claude_env, claude_version, compile_agent, find_agent, find_claude
 
 TARGETS = {"first paint": (0.6, 1.0), "last line": (None, 1.0), "cpu": (None, 0.8), "rss": (100.0, None),
            "frame": (0.05, None)}
@@ -67,7 +67,7 @@ def big_markdown(target: int = 330_000, seed: int = 7) -> str:
 
 
 def _app(url: str, cwd: Path):
-    from agent_tui.engine.model import AnthropicModel
+    from agent_tui.engine.models.anthropic import AnthropicModel
     from agent_tui.engine.session import Session
     from agent_tui.tui.app import AgentApp
 

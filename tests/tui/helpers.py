@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 
 from agent_tui.config import Settings
 from agent_tui.engine import events as ev
-from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp

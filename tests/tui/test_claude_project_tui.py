@@ -11,9 +11,9 @@ from textual import events
 
 from agent_tui.config import Settings
 from agent_tui.engine import events as ev
-from agent_tui.engine.demo import DemoModel
-from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.models.demo.model import DemoModel
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp

@@ -8,8 +8,8 @@ from pathlib import Path
 from agent_tui.config import Settings
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.model import AnthropicModel
-from agent_tui.engine.permissions import PermissionPolicy
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
@@ -202,7 +202,7 @@ async def test_cost_of_a_model_without_a_price_shows_tokens_only(api, tmp_path):
 async def test_retries_of_an_unreachable_server_are_one_updating_line(tmp_path):
     import socket
 
-    from agent_tui.engine.attempts import RetryPolicy
+    from agent_tui.engine.loop.attempts import RetryPolicy
     from agent_tui.tui.widgets.transcript import Notice
 
     with socket.socket() as sock:

@@ -13,11 +13,11 @@ import re
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
 from agent_tui.tui.state import ToolStatus
+from agent_tui.tui.widgets.answer import AssistantText
+from agent_tui.tui.widgets.markdown_view import AgentMarkdown
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
-from agent_tui.tui.widgets.answer import AssistantText
-from agent_tui.tui.widgets.markdown_view import AgentMarkdown
 from tests.loopback import gated, hang, reply, sse_error, text, thinking, tool_use
 
 from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until
@@ -428,7 +428,7 @@ async def test_transcript_screen_shows_the_whole_history(api, tmp_path):
 
 
 async def test_offline_model_is_named_in_the_header(tmp_path):
-    from agent_tui.engine.demo import DemoModel
+    from agent_tui.engine.models.demo.model import DemoModel
     from agent_tui.engine.session import Session
     from agent_tui.tools.registry import default_tools
     from agent_tui.tui.app import AgentApp

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from ...engine.events import PermissionRequested
-from ...engine.permissions import PermissionAnswer
+from ...engine.permissions.policy import PermissionAnswer
 from ...paths import shown_path
 from .diff import DiffView
 

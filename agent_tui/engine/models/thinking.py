@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .model import model_generation
+from .base import model_generation
 
 # Budget thinking between tool calls needs this beta; adaptive thinking interleaves on its own.
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import events as ev
-from .aborting import race_abort
-from .context import CompactionSettings
-from .executor import StreamingToolExecutor
-from .messages import Message, text_block
-from .model import (
+from .. import events as ev
+from ..aborting import race_abort
+from ..context.window import CompactionSettings
+from ..messages import Message, text_block
+from ..models.base import (
     BlockDelta,
     BlockStart,
     BlockStop,
@@ -31,7 +30,8 @@ from .model import (
     ModelRequest,
     StreamNotice,
 )
-from .pricing import add_usage
+from ..pricing import add_usage
+from .executor import StreamingToolExecutor
 
 # Consecutive overloaded errors on one request before switching to the fallback model.
 MAX_CONSECUTIVE_OVERLOADED = 3

@@ -15,7 +15,7 @@ import glob
 import os
 import re
 
-from .bash_parse import Word
+from .parse import Word
 
 # $'…' is decoded by the parser: the `$` in front of it expands nothing.
 _ANSI_C = re.compile(r"\$'(?:\\.|[^'\\])*'")

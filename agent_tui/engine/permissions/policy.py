@@ -6,7 +6,7 @@ Each call goes through, in order, and the first step that decides wins:
    its words name (a word only known when it runs, or a recursive search of a
    folder holding a denied file, asks as a danger);
 2. plan mode: a tool that is not read-only is denied, and the model is told why;
-3. dangerous forms (`tools/bash_danger.py`: rm of a root, `curl | sh`, writes
+3. dangerous forms (`shell/danger.py`: rm of a root, `curl | sh`, writes
    to shell startup files or .git internals, sudo, …) ask, with the reason;
 4. ask rules;
 5. bypassPermissions allows;
@@ -37,15 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..config import config_dir
-from ..tools.bash_classify import is_read_only_part, parts_pass, read_paths
-from ..tools.bash_danger import danger_reason, sensitive_write_reason
-from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
-from ..tools.bash_paths import resolve_paths, static
-from ..tools.base import Tool
-from ..tools.sandbox import stays_inside
-from .hooks import HookOutcome, hook_label
-from .permission_rules import (
+from ...config import config_dir
+from ...shell.classify import is_read_only_part, parts_pass, read_paths
+from ...shell.danger import danger_reason, sensitive_write_reason
+from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
+from ...shell.paths import resolve_paths, static
+from ...tools.base import Tool
+from ...tools.sandbox import stays_inside
+from ..hooks import HookOutcome, hook_label
+from .rules import (
     PATH_TOOLS,
     SAFE_ENV_VARS,
     PathTarget,

@@ -28,10 +28,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..tools.bash_classify import is_read_only_part, read_paths
-from ..tools.bash_danger import INTERPRETERS
-from ..tools.bash_parse import BENIGN_WRAPPERS, CommandPart, unwrap, unwrap_steps
-from ..tools.globs import glob_to_regex
+from ...shell.classify import is_read_only_part, read_paths
+from ...shell.danger import INTERPRETERS
+from ...shell.parse import BENIGN_WRAPPERS, CommandPart, unwrap, unwrap_steps
+from ...tools.globs import glob_to_regex
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "NotebookRead"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})

@@ -17,7 +17,8 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from .model import ModelClient, ModelError, ModelRequest, StreamAccumulator, StreamEvent, request_body
+from .anthropic import request_body
+from .base import ModelClient, ModelError, ModelRequest, StreamAccumulator, StreamEvent
 
 PROVIDERS = ("anthropic", "bedrock", "vertex")
 # Model ids differ per provider (Bedrock: anthropic.claude-…; Vertex: claude-…@date).

@@ -18,11 +18,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..tools.agent import GENERAL_PURPOSE, AgentDefinition, AgentTool
-from ..tools.base import ToolContext, ToolResult
+from ...tools.agent import GENERAL_PURPOSE, AgentDefinition, AgentTool
+from ...tools.base import ToolContext, ToolResult
+from ..messages import user_message
+from ..models.base import DEFAULT_MODEL, ModelClient
 from .executor import ExecutorOptions
-from .messages import user_message
-from .model import DEFAULT_MODEL, ModelClient
 from .query import QueryParams, Terminal, TerminalReason, query
 
 # An agent file's `model: sonnet` means the current model of that family, as in Claude Code.

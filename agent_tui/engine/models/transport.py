@@ -5,7 +5,7 @@ importing it costs seconds of CPU before the first paint; streaming needs
 none of that.  This module sends the request the SDK would send (its auth
 and version headers) with httpx2, the SDK's own HTTP library, and turns
 HTTP failures into classified `ModelError`s.  Retrying is the loop's job
-(engine/query.py), so that every retry is visible and counted.
+(engine/loop/query.py), so that every retry is visible and counted.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from .. import __version__
-from .model import ModelError
+from ... import __version__
+from .base import ModelError
 from .sse import iter_sse
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"

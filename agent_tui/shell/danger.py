@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .bash_parse import SHELLS, CommandPart, ParsedCommand, Redirect, Word, parse_command, unwrap, unwrap_steps
-from .bash_paths import expand_tilde, static
+from .parse import SHELLS, CommandPart, ParsedCommand, Redirect, Word, parse_command, unwrap, unwrap_steps
+from .paths import expand_tilde, static
 
 ROOT_RUNNERS = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh"})
@@ -550,7 +550,7 @@ def _protected(candidate: str, target: str, home: str, settings_dirs: list[str])
 
 
 def _reads_only(part: CommandPart) -> bool:
-    from .bash_classify import is_read_only_part  # bash_classify imports nothing from here
+    from .classify import is_read_only_part  # classify imports nothing from here
 
     return is_read_only_part(part, known_paths=False)
 

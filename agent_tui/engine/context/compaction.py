@@ -20,16 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import events as ev
-from .aborting import race_abort
-from .context import (
-    CHARS_PER_TOKEN,
-    PipelineEnv,
-    estimate_text,
-    estimate_tokens,
-    message_chars,
-)
-from .messages import (
+from .. import events as ev
+from ..aborting import race_abort
+from ..messages import (
     INTERRUPTED_FOR_TOOL_USE,
     INTERRUPTED_MESSAGE,
     Message,
@@ -38,8 +31,9 @@ from .messages import (
     text_block,
     user_message,
 )
-from .model import BlockDelta, MessageStop, ModelError, ModelRequest, output_cap_for
-from .pricing import add_usage
+from ..models.base import BlockDelta, MessageStop, ModelError, ModelRequest, output_cap_for
+from ..pricing import add_usage
+from .window import CHARS_PER_TOKEN, PipelineEnv, estimate_text, estimate_tokens, message_chars
 
 # Room kept free in a summary request for estimation error.
 SUMMARY_MARGIN = 2_000

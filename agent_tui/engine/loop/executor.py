@@ -17,23 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.base import (
-    Progress,
-    TodoList,
-    Tool,
-    ToolContext,
-    ToolResult,
-    one_line,
-    validate_input,
-)
-from . import events as ev
-from .bus import child_emitter
-from .hooks import HookOutcome, HookRunner, context_text, hook_label
-from .messages import REJECT_MESSAGE, tool_result_block, valid_utf8
-from .permissions import Decision, PermissionAnswer, PermissionPolicy
+from ...tools.base import Progress, TodoList, Tool, ToolContext, ToolResult, one_line, validate_input
+from .. import events as ev
+from ..bus import child_emitter
+from ..hooks import HookOutcome, HookRunner, context_text, hook_label
+from ..messages import REJECT_MESSAGE, tool_result_block, valid_utf8
+from ..permissions.policy import Decision, PermissionAnswer, PermissionPolicy
 
 INTERRUPTED_BY_USER = "Interrupted by user"
-# Bounds memory only: before a request, the context pipeline (engine/context.py) saves
+# Bounds memory only: before a request, the context pipeline (engine/context/pipeline.py) saves
 # results over their tool's cap to a file and sends a preview and the path instead.
 RESULT_CHAR_CAP = 2_000_000
 PREVIEW_CHARS = 300

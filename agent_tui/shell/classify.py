@@ -1,4 +1,4 @@
-"""Classify shell commands as read-only, from the bashlex-based model in `bash_parse`.
+"""Classify shell commands as read-only, from the bashlex-based model in `parse`.
 
 `is_read_only_command` decides whether a Bash call may run in parallel with
 other tools without asking; `split_command` yields the simple commands a
@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .bash_parse import CommandPart, ParsedCommand, children, parse_command
-from .bash_paths import static
+from .parse import CommandPart, ParsedCommand, children, parse_command
+from .paths import static
 
 _LIST_OPERATORS = {"&&", "||", ";", "\n"}
 _INPUT_REDIRECTS = {"<", "<<", "<<-", "<<<", "<&"}

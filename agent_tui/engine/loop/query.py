@@ -5,7 +5,7 @@
 `Terminal`.  (Python async generators cannot return a value, so the loop is a
 coroutine that publishes, rather than a generator that yields and returns.)
 
-One iteration: pre-process the history (engine/context.py: tool-result budget
+One iteration: pre-process the history (engine/context/pipeline.py: tool-result budget
 -> microcompact -> autocompact) -> stream the model call, handing each
 completed tool_use to the executor while the stream runs -> no tool_use:
 `completed` -> collect results in block order -> append the assistant message
@@ -41,11 +41,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..tools.base import Tool, ToolContext, tool_to_api, tools_by_name
-from . import events as ev
-from .budget import BudgetTracking, BudgetVerdict, check_token_budget
-from .compaction import CompactionFailed, CompactionInterrupted, compact_conversation
-from .context import CompactionSettings, ContextTracking, PipelineEnv, prepare
+from ...tools.base import Tool, ToolContext, tool_to_api, tools_by_name
+from .. import events as ev
+from ..bus import child_emitter
+from ..context.compaction import CompactionFailed, CompactionInterrupted, compact_conversation
+from ..context.pipeline import prepare
+from ..context.window import CompactionSettings, ContextTracking, PipelineEnv
+from ..hooks import HookOutcome, HookRunner, stop_hook_block_cap
+from ..messages import (
+    INTERRUPTED_FOR_TOOL_USE,
+    INTERRUPTED_MESSAGE,
+    Message,
+    assistant_message,
+    normalize_for_api,
+    strip_thinking_signatures,
+    text_block,
+    user_message,
+)
+from ..models.base import DEFAULT_MAX_TOKENS, ModelClient, ModelError, ModelRequest, context_window_for, output_cap_for
+from ..models.thinking import continues_with_thinking, thinking_for
+from ..permissions.policy import PermissionPolicy
 from .attempts import (
     Aborted,
     Attempts,
@@ -57,29 +72,8 @@ from .attempts import (
     fallback_notice,
     until_aborted,
 )
-from .bus import child_emitter
+from .budget import BudgetTracking, BudgetVerdict, check_token_budget
 from .executor import ExecutorOptions, StreamingToolExecutor
-from .hooks import HookOutcome, HookRunner, stop_hook_block_cap
-from .messages import (
-    INTERRUPTED_FOR_TOOL_USE,
-    INTERRUPTED_MESSAGE,
-    Message,
-    assistant_message,
-    normalize_for_api,
-    strip_thinking_signatures,
-    text_block,
-    user_message,
-)
-from .model import (
-    DEFAULT_MAX_TOKENS,
-    ModelClient,
-    ModelError,
-    ModelRequest,
-    context_window_for,
-    output_cap_for,
-)
-from .thinking import continues_with_thinking, thinking_for
-from .permissions import PermissionPolicy
 
 
 class Transition(str, enum.Enum):
@@ -187,7 +181,7 @@ class QueryParams:
     reload_system: Callable[[], str | list[dict[str, Any]]] | None = None
     # What the previous query of the session left: last usage, autocompact failures.
     tracking: ContextTracking | None = None
-    # cache_control on the static prefix and the newest message (engine/caching.py).
+    # cache_control on the static prefix and the newest message (engine/models/caching.py).
     prompt_caching: bool = False
     # Extended thinking: "off" | "adaptive" | a token budget; None: adaptive for Claude models.
     thinking: str | int | None = None
