@@ -1,0 +1,157 @@
+"""The layout a newcomer can rely on, checked on the source (ast, no imports run).
+
+Layers, lowest first: `shell` (bash analysis) and `config` import nothing else of
+agent_tui; `tools` may use them; `engine` may use tools; the front ends (`tui`, `printer`,
+`cli`) sit on top.  Every import counts: module-level, function-level, and those under
+`if TYPE_CHECKING:` (an annotation that points back up is a cycle a reader follows too).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import agent_tui
+
+PACKAGE = Path(agent_tui.__file__).parent
+MAX_FUNCTION_LINES = 80
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    target: str
+    line: int
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.module = module
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.found: list[tuple[str, list[str], int]] = []
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.found.append((alias.name, [], node.lineno))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.package.split(".")
+            base = base[: len(base) - (node.level - 1)]
+            source = ".".join(base + ([node.module] if node.module else []))
+        else:
+            source = node.module or ""
+        self.found.append((source, [a.name for a in node.names], node.lineno))
+
+
+def _imports() -> list[Import]:
+    """Every import of every module of agent_tui, resolved to module names (third-party kept as is)."""
+    modules = _modules()
+    out = []
+    for module, path in modules.items():
+        collector = _Collector(module, path.name == "__init__.py")
+        collector.visit(ast.parse(path.read_text(), str(path)))
+        for source, names, line in collector.found:
+            targets = [f"{source}.{n}" for n in names if f"{source}.{n}" in modules] or [source]
+            out.extend(Import(module, t, line) for t in targets if t != module)
+    return out
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _where(imports: list[Import]) -> str:
+    return "\n".join(f"  {i.importer} (line {i.line}) imports {i.target}" for i in imports)
+
+
+def _in(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_no_import_cycles() -> None:
+    modules = set(_modules())
+    edges: dict[str, set[str]] = {}
+    for i in _imports():
+        if i.target in modules:
+            edges.setdefault(i.importer, set()).add(i.target)
+    cycles = _cycles(edges)
+    assert not cycles, "modules that import each other:\n" + "\n".join("  " + " <-> ".join(c) for c in cycles)
+
+
+def test_the_engine_never_imports_the_tui_or_textual() -> None:
+    bad = [
+        i for i in _imports()
+        if _in(i.importer, "agent_tui.engine") and _in(i.target, "agent_tui.tui", "textual", "agent_tui.cli",
+                                                           "agent_tui.printer")
+    ]
+    assert not bad, "the engine is a library without a front end:\n" + _where(bad)
+
+
+def test_tools_never_import_the_engine_or_the_tui() -> None:
+    bad = [
+        i for i in _imports()
+        if _in(i.importer, "agent_tui.tools") and _in(i.target, "agent_tui.engine", "agent_tui.tui", "textual")
+    ]
+    assert not bad, "tools sit below the engine that runs them:\n" + _where(bad)
+
+
+def test_shell_imports_nothing_else_of_agent_tui() -> None:
+    bad = [
+        i for i in _imports()
+        if _in(i.importer, "agent_tui.shell") and _in(i.target, "agent_tui") and not _in(i.target, "agent_tui.shell")
+    ]
+    assert not bad, "agent_tui.shell is a leaf:\n" + _where(bad)
+
+
+def test_no_function_is_longer_than_80_lines() -> None:
+    long = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"  {path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them by step):\n" + "\n".join(long)
