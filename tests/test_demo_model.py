@@ -6,7 +6,6 @@ import asyncio
 import json
 import math
 import os
-import time
 
 import pytest
 
@@ -295,59 +294,88 @@ async def test_max_tokens_inside_tool_input_leaves_unparseable_tool_use():
     assert "_parse_error" in use
 
 
+class VirtualTime:
+    """The demo model's clock and wait: sleeping moves the clock, no wall time passes."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.waits: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+def paced(speed: float) -> tuple[DemoModel, VirtualTime]:
+    model, time_ = DemoModel(speed=speed), VirtualTime()
+    model.clock, model.sleep = time_.clock, time_.sleep
+    return model, time_
+
+
 async def test_pacing_about_80_tokens_per_second():
     req = request("hello", max_tokens=40)  # 40 tokens = 160 characters of text
-    start = time.monotonic()
-    events = await collect(req, speed=1)
-    elapsed = time.monotonic() - start
+    model, at_1 = paced(1)
+    events = [e async for e in model.stream(req)]
     assert check_well_formed(events).stop_reason == "max_tokens"
-    assert 0.2 < elapsed < 2.0
     text_deltas = [e for e in events if isinstance(e, BlockDelta) and e.kind == "text"]
     assert len(text_deltas) > 10 and all(len(d.text) <= 12 for d in text_deltas)
+    assert 0.4 < at_1.now < 0.7  # 160 characters at 80 tokens (320 characters) a second
 
-    start = time.monotonic()
-    await collect(req, speed=4)
-    assert time.monotonic() - start < elapsed
+    model, at_4 = paced(4)
+    [e async for e in model.stream(req)]
+    assert at_4.now == pytest.approx(at_1.now / 4)
 
 
 @pytest.mark.parametrize("value", ["0", "inf"])
 async def test_env_var_sets_default_speed(monkeypatch, value):
     monkeypatch.setenv(SPEED_ENV, value)
     model = DemoModel()
-    start = time.monotonic()
+    waits = VirtualTime()
+    model.clock, model.sleep = waits.clock, waits.sleep
     events = [e async for e in model.stream(request("hello"))]
-    assert time.monotonic() - start < 0.5  # ~1000 characters would take ~3 s at speed 1
+    assert set(waits.waits) <= {0}  # ~1000 characters would wait ~3 s at speed 1
     check_well_formed(events)
     assert DemoModel(speed=2).speed == 2
 
 
 async def test_closing_the_stream_stops_it():
-    stream = DemoModel(speed=1).stream(request("hello"))
+    model, virtual = paced(1)
+    stream = model.stream(request("hello"))
     seen = []
-    start = time.monotonic()
     async for event in stream:
         seen.append(event)
         if isinstance(event, BlockDelta):
             break
+    waited = virtual.now
     await stream.aclose()
-    assert time.monotonic() - start < 0.5
+    assert virtual.now == waited  # nothing more was paced out after the close
     assert not any(isinstance(e, MessageStop) for e in seen)
     with pytest.raises(StopAsyncIteration):
         await stream.__anext__()
 
 
-async def test_cancelling_the_consumer_stops_promptly():
+async def test_cancelling_the_consumer_stops_it_at_its_wait():
     seen = []
+    waiting = asyncio.Event()
+    model = DemoModel(speed=1)
+
+    async def wait_forever(_seconds: float) -> None:
+        waiting.set()
+        await asyncio.Event().wait()
+
+    model.sleep = wait_forever
 
     async def consume():
-        async for event in DemoModel(speed=1).stream(request("hello")):
+        async for event in model.stream(request("hello")):
             seen.append(event)
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.2)
-    cancelled_at = time.monotonic()
+    await waiting.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - cancelled_at < 0.1
     assert seen and not any(isinstance(e, MessageStop) for e in seen)

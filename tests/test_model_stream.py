@@ -430,18 +430,11 @@ async def _stream_text(srv: LoopbackServer, model: AnthropicModel, size: int) ->
     return last.message["content"][0]["text"], elapsed
 
 
-async def test_accumulation_is_linear(api: LoopbackServer, model: AnthropicModel) -> None:
-    size = 165_000
-    await _stream_text(api, model, 20_000)  # warm up the SDK and the connection
-    # Interleaved, best of two each, so that a hiccup of the machine does not decide.
-    text1, t1 = await _stream_text(api, model, size)
-    text2, t2 = await _stream_text(api, model, 2 * size)  # 330 KB in 8-character deltas: ~41k events
-    t1 = min(t1, (await _stream_text(api, model, size))[1])
-    t2 = min(t2, (await _stream_text(api, model, 2 * size))[1])
-    assert len(text1) == size and len(text2) == 2 * size
-    assert text2 == ("The quick brown fox jumps over the lazy dog. " * (2 * size // 45 + 1))[: 2 * size]
-    print(f"stream ingest: 1x {t1:.3f}s, 2x {t2:.3f}s")
-    assert t2 < 3 * t1, f"1x {t1:.3f}s, 2x {t2:.3f}s"
+async def test_a_330_kb_answer_in_8_character_deltas_arrives_whole(api: LoopbackServer, model: AnthropicModel) -> None:
+    # How fast it arrives is a benchmark's question (tests/bench: the 330 KB stream rows), not a test's.
+    size = 330_000
+    text, _seconds = await _stream_text(api, model, size)  # ~41k text_delta events
+    assert text == ("The quick brown fox jumps over the lazy dog. " * (size // 45 + 1))[:size]
 
 
 @pytest.mark.parametrize("shape", ["slow-reply", "hang"])

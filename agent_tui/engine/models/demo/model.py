@@ -28,7 +28,7 @@ import math
 import os
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from agent_tui.engine.models.base import ModelClient, ModelRequest, StreamAccumulator, StreamEvent
@@ -63,6 +63,9 @@ class DemoModel(ModelClient):
         `requested`: the person asked for it (--offline) although a key is set."""
         self.requested = requested
         self.speed = _speed_from_env() if speed is None else float(speed)
+        # The pace's clock and wait: tests give a virtual pair, so pacing is checked without wall time.
+        self.clock: Callable[[], float] = time.monotonic
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
     def _chars_per_second(self) -> float | None:
         """None when there is no delay at all."""
@@ -75,7 +78,8 @@ class DemoModel(ModelClient):
         plan = plan_response(request)
         acc = StreamAccumulator()
         rate = self._chars_per_second()
-        start = time.monotonic()
+        clock, sleep = self.clock, self.sleep
+        start = clock()
         emitted = 0
         events = 0
         for raw in _raw_events(request, plan):
@@ -83,12 +87,12 @@ class DemoModel(ModelClient):
             if chars:
                 emitted += chars
                 if rate is not None:
-                    delay = start + emitted / rate - time.monotonic()
+                    delay = start + emitted / rate - clock()
                     if delay > 0:
-                        await asyncio.sleep(delay)
+                        await sleep(delay)
             events += 1
             if rate is None and events % 64 == 0:
-                await asyncio.sleep(0)  # Let other tasks (and an abort) run.
+                await sleep(0)  # Let other tasks (and an abort) run.
             event = acc.feed(raw)
             if event is not None:
                 yield event
