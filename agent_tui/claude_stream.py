@@ -153,7 +153,8 @@ class ClaudeCodeStream:
         if self.include_partial:
             if event.index not in request.open:
                 start = _empty_block(block)
-                self._stream_event(parent, {"type": "content_block_start", "index": event.index, "content_block": start})
+                start_event = {"type": "content_block_start", "index": event.index, "content_block": start}
+                self._stream_event(parent, start_event)
                 if block.get("type") == "tool_use":
                     delta = {"type": "input_json_delta", "partial_json": _json(block.get("input", {}))}
                     self._stream_event(parent, {"type": "content_block_delta", "index": event.index, "delta": delta})
@@ -223,7 +224,9 @@ class ClaudeCodeStream:
             self._stream_event(parent, {"type": "message_start", "message": message})
             return
         # The second comes once the stream ended (message_delta + message_stop).
-        self._stream_event(parent, {"type": "message_delta", "delta": {"stop_reason": None, "stop_sequence": None}, "usage": {"output_tokens": event.output_tokens}})
+        delta = {"stop_reason": None, "stop_sequence": None}
+        output = {"output_tokens": event.output_tokens}
+        self._stream_event(parent, {"type": "message_delta", "delta": delta, "usage": output})
         self._stream_event(parent, {"type": "message_stop"})
 
     def _delta(self, event: ev.TextDelta | ev.ThinkingDelta) -> None:
@@ -234,7 +237,10 @@ class ClaudeCodeStream:
             request.open.add(event.index)
             start = {"type": "thinking", "thinking": "", "signature": ""} if thinking else {"type": "text", "text": ""}
             self._stream_event(parent, {"type": "content_block_start", "index": event.index, "content_block": start})
-        delta = {"type": "thinking_delta", "thinking": event.text} if thinking else {"type": "text_delta", "text": event.text}
+        if thinking:
+            delta = {"type": "thinking_delta", "thinking": event.text}
+        else:
+            delta = {"type": "text_delta", "text": event.text}
         self._stream_event(parent, {"type": "content_block_delta", "index": event.index, "delta": delta})
 
     def _stream_event(self, parent: str | None, event: dict[str, Any]) -> None:

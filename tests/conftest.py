@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+
 # Imported here, at a shallow stack: CPython 3.11.7's parser raises "AST constructor
 # recursion depth mismatch" when hypothesis imports its optimiser lazily deep inside a test.
 from hypothesis.internal.conjecture import optimiser as _optimiser  # noqa: F401

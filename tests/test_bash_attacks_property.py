@@ -158,7 +158,7 @@ def attacks(draw) -> tuple[str, str]:
     position = draw(st.integers(0, len(extra)))
     parts = [*extra[:position], core, *extra[position:]]
     command = parts[0]
-    for op, part in zip(ops, parts[1:]):
+    for op, part in zip(ops, parts[1:], strict=False):
         command += op + part
     return command, kind
 

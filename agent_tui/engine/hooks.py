@@ -264,7 +264,7 @@ class HookRunner:
             outcome.aborted = True
             return outcome
         label = hook_label(event, fields)
-        for command, run in zip(commands, runs):
+        for command, run in zip(commands, runs, strict=False):
             outcome.runs.append(run)
             self._fold(outcome, label, command, run, parent_tool_use_id)
         return outcome

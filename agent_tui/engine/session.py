@@ -566,7 +566,8 @@ class Session:
         statuses = await self.mcp.start()
         self.tools, shadowed = with_tools(self.tools, self.mcp.tools())
         for name in shadowed:
-            self.bus.publish(ev.Notice(kind="warning", message=f"MCP tool {name} not added: a tool of that name exists"))
+            message = f"MCP tool {name} not added: a tool of that name exists"
+            self.bus.publish(ev.Notice(kind="warning", message=message))
         if instructions := self.mcp.instructions():
             self.system_prompt += "\n\n" + instructions
         for status in statuses:

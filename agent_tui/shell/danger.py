@@ -109,7 +109,7 @@ class _Danger:
         self.source = parsed.source
         for part in parsed.every_part():
             steps = unwrap_steps(part.argv)
-            for (before, _), (after, wrapper) in zip(steps, steps[1:]):
+            for (before, _), (after, wrapper) in zip(steps, steps[1:], strict=False):
                 if wrapper == "env":
                     options = before[1 : len(before) - len(after)]
                     for i, option in enumerate(options):

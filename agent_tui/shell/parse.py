@@ -303,7 +303,7 @@ def _collect_inner(parsed: ParsedCommand, part: CommandPart, depth: int) -> None
             if re.search(r"\$\(|`", body):
                 parsed.hidden.append("an unquoted here-document runs a command substitution")
     steps = unwrap_steps(part.argv)
-    for (before, _), (after, wrapper) in zip(steps, steps[1:]):
+    for (before, _), (after, wrapper) in zip(steps, steps[1:], strict=False):
         options = before[1 : len(before) - len(after)]
         if wrapper == "env" and any(o.startswith(("-S", "--split-string")) for o in options):
             parsed.hidden.append("env -S runs a command line given as one string")
@@ -544,7 +544,7 @@ def _ansi_escape(raw: str, i: int) -> tuple[int, str]:
         return i + 1, _ANSI_ESCAPES[c]
     for prefix, digits, base in (("x", 2, 16), ("u", 4, 16), ("U", 8, 16)):
         if c == prefix:
-            m = re.match(r"[0-9a-fA-F]{1,%d}" % digits, raw[i + 1 :])
+            m = re.match(rf"[0-9a-fA-F]{{1,{digits}}}", raw[i + 1 :])
             if m:
                 return i + 1 + m.end(), chr(int(m.group(0), base))
     m = re.match(r"[0-7]{1,3}", raw[i:])

@@ -161,7 +161,9 @@ def read_snapshot(path: Path) -> FileSnapshot:
     if stat.S_ISDIR(st.st_mode):
         raise FileToolError(f"{path} is a directory, not a file.")
     if not stat.S_ISREG(st.st_mode):
-        raise FileToolError(f"{path} is {file_kind(st.st_mode)}, not a regular file; only regular files can be changed.")
+        raise FileToolError(
+            f"{path} is {file_kind(st.st_mode)}, not a regular file; only regular files can be changed."
+        )
     try:
         with open_regular(target) as fh:
             raw = fh.read()

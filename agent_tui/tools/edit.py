@@ -37,6 +37,7 @@ LEFT_DOUBLE, RIGHT_DOUBLE = "\u201c", "\u201d"
 _STRAIGHTEN = str.maketrans({LEFT_SINGLE: "'", RIGHT_SINGLE: "'", LEFT_DOUBLE: '"', RIGHT_DOUBLE: '"'})
 _OPENING_CONTEXT = set(" \t\n\r([{\u2014\u2013")
 
+# The model's text, one line per paragraph or bullet, as Claude Code words it.
 DESCRIPTION = """Performs exact string replacements in files.
 
 Usage:
@@ -45,7 +46,7 @@ Usage:
 - ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
 - Only use emojis if the user explicitly requests it. Avoid adding emojis to files unless asked.
 - The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use `replace_all` to change every instance of `old_string`.
-- Use `replace_all` for replacing and renaming strings across the file. This parameter is useful if you want to rename a variable for instance."""
+- Use `replace_all` for replacing and renaming strings across the file. This parameter is useful if you want to rename a variable for instance."""  # noqa: E501
 
 
 # Bytes of the file that are not UTF-8 (surrogateescape): Read shows them as U+FFFD.

@@ -19,6 +19,7 @@ UNCHANGED_MESSAGE = "Original and edited file match exactly. Failed to apply edi
 NO_EDITS_MESSAGE = "No edits to make: edits must contain at least one edit."
 SUMMARY_CHARS = 50
 
+# The model's text, one line per paragraph or bullet, as Claude Code words it.
 DESCRIPTION = """This is a tool for making multiple edits to a single file in one operation. It is built on top of the Edit tool and allows you to perform multiple find-and-replace operations efficiently. Prefer this tool over the Edit tool when you need to make multiple edits to the same file.
 
 Before using this tool:
@@ -59,7 +60,7 @@ When making edits:
 If you want to create a new file, use:
 - A new file path, including dir name if needed
 - First edit: empty old_string and the new file's contents as new_string
-- Subsequent edits: normal edit operations on the created content"""
+- Subsequent edits: normal edit operations on the created content"""  # noqa: E501
 
 
 def edit_failed(number: int, total: int, message: str) -> FileToolError:

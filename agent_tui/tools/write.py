@@ -17,6 +17,7 @@ from .base import ToolContext
 from .file_change import FileChangeTool
 from .file_state import check_writable
 
+# The model's text, one line per paragraph or bullet, as Claude Code words it.
 DESCRIPTION = """Writes a file to the local filesystem.
 
 Usage:
@@ -24,7 +25,7 @@ Usage:
 - If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
 - ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
 - NEVER proactively create documentation files (*.md) or README files. Only create documentation files if explicitly requested by the User.
-- Only use emojis if the user explicitly requests it. Avoid writing emojis to files unless asked."""
+- Only use emojis if the user explicitly requests it. Avoid writing emojis to files unless asked."""  # noqa: E501
 
 
 class WriteTool(FileChangeTool):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from functools import partial
 import signal
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 from textual import events
@@ -32,8 +32,8 @@ from ..engine.claude_files import find_command, record_mcp_json_choice
 from ..engine.session import Session
 from .bridge import Bridge, EngineEvents
 from .commands import key_label, menu_commands, palette_entries, parse_slash, run_slash
-from .export import history_markdown
 from .conversation import Conversation
+from .export import history_markdown
 from .mentions import Prompt, mentioned_files, prompt_content
 from .notify import Notifier
 from .screens import McpApprovalScreen, TranscriptScreen
@@ -43,9 +43,9 @@ from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
 from .widgets.permission import PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
+from .widgets.thinking import ThinkingBlock
 from .widgets.timeline import Timeline, TimelineStrip
 from .widgets.tool_call import ToolCall
-from .widgets.thinking import ThinkingBlock
 from .widgets.transcript import Notice, Transcript
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits

@@ -69,7 +69,8 @@ def history_markdown(history: list[Message], title: str = "") -> str:
                 out.append(block.get("text", ""))
             elif kind == "thinking":
                 section("assistant")
-                out.append("> ✻ *Thinking*\n>\n" + "\n".join("> " + line for line in block.get("thinking", "").splitlines()))
+                quoted = "\n".join("> " + line for line in block.get("thinking", "").splitlines())
+                out.append("> ✻ *Thinking*\n>\n" + quoted)
             elif kind == "tool_use":
                 section("assistant")
                 args = json.dumps(block.get("input", {}), indent=2, ensure_ascii=False)

@@ -57,9 +57,15 @@ MAX_OUTPUT = 32_000
 
 def build_history(tokens: int, *, reads_only: bool = False) -> list[dict[str, Any]]:
     """Tool rounds until the chars/4 estimate reaches `tokens`."""
-    read = lambda n: "".join(f"{i:>6}\tdef handler_{n}_{i}(request): return render(request)\n" for i in range(190))
-    log = lambda n: "".join(f"tests/test_{n}.py::test_case_{i} PASSED [{i % 100:>3}%]\n" for i in range(700))
-    grep = lambda n: "".join(f"src/pkg{n}/module_{i}.py:{i}: # TODO: handle the error case\n" for i in range(500))
+    def read(n: int) -> str:
+        return "".join(f"{i:>6}\tdef handler_{n}_{i}(request): return render(request)\n" for i in range(190))
+
+    def log(n: int) -> str:
+        return "".join(f"tests/test_{n}.py::test_case_{i} PASSED [{i % 100:>3}%]\n" for i in range(700))
+
+    def grep(n: int) -> str:
+        return "".join(f"src/pkg{n}/module_{i}.py:{i}: # TODO: handle the error case\n" for i in range(500))
+
     kinds = [("Read", read)] * 10 + [("Bash", log)] + [("Read", read)] * 10 + [("Grep", grep)]
     if reads_only:
         kinds = [("Read", read)]

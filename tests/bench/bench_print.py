@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.bench.peer import compile_agent, agent_env, claude_env, claude_version, find_agent, find_claude
+from tests.bench.peer import agent_env, claude_env, claude_version, compile_agent, find_agent, find_claude
 from tests.loopback import LoopbackServer, Response, reply, text, tool_use
 
 # ---------------------------------------------------------------- targets
@@ -294,7 +294,7 @@ def bench_turns(srv: LoopbackServer, progs: list[Program], work: Path, repeat: i
         if "value_9_39" not in str(last[-2:]):
             raise SystemExit(f"bench: {prog.name}: 10 Read turns: the last Read result did not reach the model")
         times = [q.time for q in srv.requests]
-        gaps[prog.name].append(statistics.median(b - a for a, b in zip(times, times[1:])))
+        gaps[prog.name].append(statistics.median(b - a for a, b in zip(times, times[1:], strict=False)))
         return run
 
     def both(prog: Program) -> tuple[Run, Run]:
@@ -361,7 +361,7 @@ def bench_overlap(srv: LoopbackServer, progs: list[Program], work: Path, repeat:
 def table(rows: list[tuple[str, ...]]) -> str:
     header = ("scenario", "metric", "agent-tui", "Claude Code", "ratio", "target", "verdict")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()  # noqa: E731
     return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
 
 

@@ -218,7 +218,7 @@ def report(figures: dict[str, dict[str, float]]) -> str:
         rows.append((name, fmt.format(value) + unit, fmt.format(other) + unit if other else "-",
                      _ratio(value, other), target, verdict))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -204,7 +204,7 @@ class PtyApp:
         The CPU figure is what the program computed between two screen updates: unlike
         wall time, other load on the machine does not stretch it (clock-tick resolution)."""
         reads = self.reads or []
-        pairs = list(zip(reads, reads[1:]))
+        pairs = list(zip(reads, reads[1:], strict=False))
         if not pairs:
             return 0.0, 0.0
         return max(b[0] - a[0] for a, b in pairs), max(b[1] - a[1] for a, b in pairs)

@@ -122,8 +122,8 @@ async def test_a_slash_command_typed_in_one_burst_runs_as_typed(api, tmp_path):
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         for n in range(10):
-            _burst(app, "/export out-%d.md\r" % n)
-            await wait_until(pilot, lambda: (tmp_path / f"out-{n}.md").exists())
+            _burst(app, f"/export out-{n}.md\r")
+            await wait_until(pilot, lambda n=n: (tmp_path / f"out-{n}.md").exists())
         _burst(app, "/compact\r")
         await wait_until(pilot, lambda: "Nothing to compact yet." in screen_text(app))
         assert app.prompt_input.text == ""

@@ -14,8 +14,8 @@ from textual import events
 
 from agent_tui.engine import events as ev
 from agent_tui.tui.streaming import FROZEN_CHARS, group_segments
-from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
 from agent_tui.tui.widgets.answer import AssistantText
+from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
 
 from .helpers import make_app, screen_text, wait_until
 
@@ -103,7 +103,7 @@ async def test_a_large_batch_is_drawn_in_bounded_pieces_one_per_frame(api, tmp_p
         assert len(pieces) >= 5
         assert all(len(piece.source) <= FROZEN_CHARS for piece in pieces)
         # Each frame drew at most one piece more than the one before: the batch never went out in one go.
-        assert all(len(after - before) <= 1 for before, after in zip(frames, frames[1:]))
+        assert all(len(after - before) <= 1 for before, after in zip(frames, frames[1:], strict=False))
         assert shown_sources(app) == text
 
 

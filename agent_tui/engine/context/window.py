@@ -17,7 +17,6 @@ from .. import events as ev
 from ..messages import Message, blocks
 from ..models.base import ModelClient
 
-
 CHARS_PER_TOKEN = 4
 TOOL_RESULT_CAPS: Mapping[str, int] = {"Bash": 30_000, "Grep": 20_000}
 DEFAULT_RESULT_CAP = 100_000
@@ -267,7 +266,7 @@ class ContextBreakdown:
             parts = [part * used // estimated for part in parts]
             # Rounding leftovers go to the largest part.
             parts[parts.index(max(parts))] += used - sum(parts)
-        return [*zip(labels, parts), ("Free space", self.window - used)]
+        return [*zip(labels, parts, strict=False), ("Free space", self.window - used)]
 
 
 def context_breakdown(

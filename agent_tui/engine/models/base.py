@@ -20,7 +20,6 @@ from typing import Any
 
 from ..textbuffer import TextBuffer
 
-
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 32000
 

@@ -169,7 +169,8 @@ def render_markdown(source: str) -> Content:
             blocks.append((Content("\n").join(lines), gap))
         elif lists:
             hang = "  "
-            blocks.append((Content("\n").join(prefix + Content(indent + hang) + line for line in block.split("\n")), gap))
+            lines = (prefix + Content(indent + hang) + line for line in block.split("\n"))
+            blocks.append((Content("\n").join(lines), gap))
         else:
             blocks.append((Content("\n").join(prefix + line for line in block.split("\n")) if quote else block, gap))
 

@@ -12,8 +12,8 @@ from typing import Any
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.message import Message
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 

@@ -12,9 +12,8 @@ import asyncio
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widget import AwaitMount
 from textual.content import Content
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from ..warmup import warm_up
