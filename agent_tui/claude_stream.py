@@ -103,8 +103,8 @@ class ClaudeCodeStream:
         session = self.session
         manager = session.mcp
         servers = [{"name": s.name, "status": s.state} for s in manager.servers()] if manager else []
-        commands = getattr(session, "custom_commands", None) or {}
-        agents = {**BUILT_IN_AGENTS, **(getattr(session, "agent_types", None) or {})}
+        commands = session.custom_commands
+        agents = {**BUILT_IN_AGENTS, **session.agent_types}
         return {
             "type": "system",
             "subtype": "init",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import Tool
@@ -17,8 +17,11 @@ from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tools.todo import TodoWriteTool
 from agent_tui.tools.write import WriteTool
 
+if TYPE_CHECKING:
+    from agent_tui.config import Settings
 
-def default_tools(cwd: Path | None = None, settings: Any = None) -> list[Tool]:
+
+def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> list[Tool]:
     """Fresh instances of every built-in tool (the Session attaches itself to Agent).
 
     `cwd` is the session's working directory: file tools show paths relative to it;

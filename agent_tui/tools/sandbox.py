@@ -33,9 +33,12 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_tui.shell.parse import CommandPart, Redirect, Word, parse_command
+
+if TYPE_CHECKING:
+    from agent_tui.config import Settings
 
 # Credentials a sandboxed command never sees (hidden behind an empty mount when they exist).
 SECRET_PATHS = (
@@ -84,9 +87,9 @@ class SandboxConfig:
     deny_read: tuple[str, ...] = ()
 
     @classmethod
-    def from_settings(cls, settings: Any) -> SandboxConfig:
+    def from_settings(cls, settings: Settings | None) -> SandboxConfig:
         """From `Settings.sandbox` (already validated by config.py); None or {} gives the defaults."""
-        table: Mapping[str, Any] = getattr(settings, "sandbox", None) or {}
+        table: Mapping[str, Any] = settings.sandbox if settings is not None else {}
         network = table.get("network") or {}
         filesystem = table.get("filesystem") or {}
         return cls(

@@ -81,7 +81,7 @@ class AgentApp(App[int], inherit_bindings=False):
         # `.mcp.json` servers nobody approved or rejected yet: asked about before the session starts.
         self._mcp_json_pending = dict(mcp_json_pending or {})
         settings = session.options.settings
-        self.notifier = Notifier(self._write_to_terminal, getattr(settings, "preferred_notif_channel", None))
+        self.notifier = Notifier(self._write_to_terminal, settings.preferred_notif_channel)
         # `agent-tui -r` with no id: the app opens on the list of stored sessions.
         self._pick_session = pick_session
         # Every time the UI shows comes from this clock (tests freeze or step it).
@@ -179,7 +179,7 @@ class AgentApp(App[int], inherit_bindings=False):
             options = self.session.options
             configured = options.mcp_servers
             if configured is None:
-                configured = getattr(options.settings, "mcp_servers", None) or {}
+                configured = options.settings.mcp_servers
             options.mcp_servers = {**pending, **configured}
             self.say(f"Using the .mcp.json server(s) {names}; /mcp shows them.")
         self._begin()
@@ -467,7 +467,7 @@ class AgentApp(App[int], inherit_bindings=False):
     async def _replay_resumed(self) -> None:
         from ..engine.store import replay_events
 
-        transcript = getattr(self.session, "transcript", None)
+        transcript = self.session.transcript
         if transcript is not None and self.session.history:
             await self.replay(replay_events(transcript))
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")

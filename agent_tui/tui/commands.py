@@ -138,7 +138,7 @@ async def run_slash(app: CommandHost, name: str, arg: str) -> None:
 def custom_slash_commands(session: Session | None) -> list[SlashCommand]:
     """The project's commands (`.claude/commands/*.md`) as the menu and /help show them;
     a built-in command of the same name wins."""
-    commands = getattr(session, "custom_commands", None) or {}
+    commands = session.custom_commands if session is not None else {}
     return [
         SlashCommand(name, " ".join(part for part in (command.argument_hint, command.description) if part)
                      + " (project)")
@@ -289,7 +289,7 @@ async def _permissions(app: CommandHost, arg: str) -> None:
         except (KeyError, OSError, ValueError) as exc:
             app.say(f"Could not remove {entry.rule}: {exc}", kind="error")
             return
-        where = f" and from {entry.path}" if getattr(entry, "path", None) else ""
+        where = f" and from {entry.path}" if entry.path else ""
         app.say(f"Removed {entry.behavior} rule {entry.rule} ({entry.source}){where}.")
         return
     if arg:
@@ -339,14 +339,11 @@ async def _context(app: CommandHost, arg: str) -> None:
 
 async def _config(app: CommandHost, arg: str) -> None:
     settings = app.session.options.settings
-    if settings is None or not hasattr(settings, "effective"):
-        app.say("No settings were loaded for this session.")
-        return
     lines = ["| key | value | from |", "| --- | --- | --- |"]
     for row in settings.effective():
         value = json.dumps(row.value, ensure_ascii=False) if not isinstance(row.value, str) else row.value
         lines.append(f"| `{row.key}` | {_cell(value)} | {row.source} |")
-    for problem in getattr(settings, "problems", []):
+    for problem in settings.problems:
         lines.append(f"\n**Problem:** {problem}")
     await app.show_markdown("\n".join(lines))
 
@@ -363,14 +360,14 @@ async def _memory(app: CommandHost, arg: str) -> None:
         via = f" (imported by {f.imported_from.name})" if f.imported_from else ""
         cut = " (truncated)" if f.truncated else ""
         lines.append(f"| `{shown_path(f.path, app.session.cwd)}`{via} | {f.scope} | {len(f.content):,} chars{cut} |")
-    for problem in getattr(memory, "problems", []):
+    for problem in memory.problems:
         lines.append(f"\n**Problem:** {problem}")
     lines.append("\n`/memory reload` reads them again.")
     await app.show_markdown("\n".join(lines))
 
 
 async def _mcp(app: CommandHost, arg: str) -> None:
-    manager = getattr(app.session, "mcp", None)
+    manager = app.session.mcp
     if manager is None:
         app.say("No MCP servers configured (mcpServers in settings, or --mcp-config).")
         return
