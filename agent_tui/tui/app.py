@@ -36,7 +36,6 @@ from .conversation import Conversation
 from .export import history_markdown
 from .mentions import Prompt, mentioned_files, prompt_content
 from .notify import Notifier
-from .screens import McpApprovalScreen, TranscriptScreen
 from .state import CompactionStatus
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.gauge import Gauge
@@ -104,7 +103,21 @@ class AgentApp(App[int], inherit_bindings=False):
         if wanted not in self.available_themes:
             self._problems.append(f"Unknown theme {wanted!r}; using {DEFAULT_THEME}")
             wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
-        self.theme = wanted
+        self._use_theme(wanted)
+
+    def _use_theme(self, name: str) -> None:
+        """Apply the start-up theme before the CSS is first parsed.
+
+        Assigning `self.theme` here would queue Textual's `refresh_css`, which parses
+        every stylesheet a second time right after the first parse; this does what
+        `_watch_theme` does, minus that re-parse (no widget has styles yet)."""
+        self.set_reactive(AgentApp.theme, name)
+        dark = self.current_theme.dark
+        classes = {c: False for c in self.classes if c.startswith("-theme-")}
+        classes.update({f"-theme-{name}": True, "-dark-mode": dark, "-light-mode": not dark})
+        self.update_classes(classes, update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
 
     # ------------------------------------------------------------ layout
 
@@ -155,9 +168,12 @@ class AgentApp(App[int], inherit_bindings=False):
         for problem in self._problems:
             self.say(problem, kind="error")
         if self._mcp_json_pending:
+            from .screens import McpApprovalScreen  # only when .mcp.json asks: not on the first frame's path
+
             self.push_screen(McpApprovalScreen(self._mcp_json_pending), self._mcp_json_answered)
         else:
-            self._begin()
+            # After the first frame: starting the session runs the bwrap self-test (a subprocess).
+            self.call_after_refresh(self._begin)
 
     def _begin(self) -> None:
         self.session.start()
@@ -385,6 +401,8 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def action_show_transcript(self) -> None:
         title = f"Transcript · session {self.session.session_id[:8]} · Esc closes · Ctrl+S exports"
+        from .screens import TranscriptScreen  # Ctrl+O only: kept off the first frame's path
+
         self.push_screen(TranscriptScreen(history_markdown(self.session.history), title))
 
     def action_export_transcript(self) -> None:
