@@ -2,12 +2,14 @@
 
 Python drops an exception raised inside a weakref callback ("Exception ignored in ..."),
 and the import system runs such callbacks, so a KeyboardInterrupt that lands there
-would be lost and the run would go on as if no key had been pressed. The flag keeps it.
+would be lost and the run would go on as if no key had been pressed. The flag keeps it,
+and Python's "Exception ignored" traceback for it is not printed.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 
 _interrupted = False
 
@@ -18,9 +20,16 @@ def _on_sigint(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _unraisable(args: sys.UnraisableHookArgs) -> None:
+    if isinstance(args.exc_value, KeyboardInterrupt):
+        return  # remembered in the flag: `settle()` ends the run with 130
+    sys.__unraisablehook__(args)
+
+
 def watch() -> None:
     """From here until `settle()`, every Ctrl+C is remembered."""
     signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _unraisable
 
 
 def settle() -> bool:
@@ -29,5 +38,7 @@ def settle() -> bool:
     global _interrupted
     if signal.getsignal(signal.SIGINT) is _on_sigint:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if sys.unraisablehook is _unraisable:
+        sys.unraisablehook = sys.__unraisablehook__
     seen, _interrupted = _interrupted, False
     return seen
