@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 
 
 def main() -> int:
-    from . import interrupts
+    from . import startup
 
-    # Start-up makes tens of thousands of objects that live as long as the program (modules,
-    # classes, styles): collecting while they are made only walks them again and again.
-    # `cli` freezes them and turns the collector back on once start-up is over.
-    gc.disable()
-    interrupts.watch()
+    startup.begin()  # `cli` calls `startup.end()` just before the TUI or print mode runs
     try:
         # Imported here, so that an interrupt during the imports is caught too.
         from .cli import main as run

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import os
 import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, interrupts
+from . import __version__, startup
 from .config import LOCAL_SETTINGS, Settings, SettingsError, apply_env, load_settings
 from .engine.claude_files import find_command, load_mcp_json, split_mcp_json
 from .engine.models.base import DEFAULT_MODEL
@@ -152,15 +151,6 @@ def describe_sessions(sessions: list[SessionInfo], limit: int = 20) -> str:
     return "\n".join(lines)
 
 
-def end_startup() -> bool:
-    """Start-up is over: True when Ctrl+C arrived during it.  If `__main__` paused the garbage
-    collector, what start-up made is frozen (kept out of every later collection) and it resumes."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
-    return interrupts.settle()
-
-
 def resume_session(session: Session, args: argparse.Namespace) -> int | None:
     """Load the conversation `-c` / `-r` asks for into `session`; an exit status on failure."""
     from .engine.store import SessionNotFound, list_sessions
@@ -226,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .tui.app import run_tui
 
-    if end_startup():
+    if startup.end():
         return 130
     return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
                    pick_session=args.resume == "", mcp_json_pending=pending)
@@ -328,7 +318,7 @@ def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:
         finally:
             await session.aclose()
 
-    if end_startup():
+    if startup.end():
         return 130
     try:
         return asyncio.run(print_and_close())

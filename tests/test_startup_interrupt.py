@@ -50,7 +50,7 @@ def test_ctrl_c_during_start_up_exits_130_without_a_traceback(api, tmp_path, aft
 
 SWALLOWED = """
 import os, signal, weakref
-from agent_tui import interrupts
+from agent_tui import startup
 
 class Thing:
     pass
@@ -60,11 +60,11 @@ def interrupt_inside_the_callback(_ref):
     for _ in range(100_000):  # the handler runs at the next bytecode boundary, in here
         pass
 
-interrupts.watch()
+startup.begin()
 thing = Thing()
 ref = weakref.ref(thing, interrupt_inside_the_callback)
 del thing  # the callback runs, and Python drops its KeyboardInterrupt
-first, second = interrupts.settle(), interrupts.settle()
+first, second = startup.end(), startup.end()
 print(ref() is None, first, second, signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 """
 
