@@ -142,7 +142,10 @@ def attacks(draw) -> tuple[str, str]:
     kind = draw(st.sampled_from(["outside", "outside", "protected", "cd", "danger", "danger"]))
     if kind == "outside":
         core = _fill(draw(st.sampled_from(READERS)), draw(st.sampled_from(OUTSIDE)))
-        core = draw(st.sampled_from([core, core, f"echo $({core})", f"echo `{core}`", f"({core})"]))
+        forms = [core, core, f"echo $({core})", f"({core})"]
+        if "`" not in core:  # backquotes do not nest: `a `b`` is `a ` then b, a different command
+            forms.append(f"echo `{core}`")
+        core = draw(st.sampled_from(forms))
     elif kind == "protected":
         core = _fill(draw(st.sampled_from(WRITERS)), draw(st.sampled_from(PROTECTED)))
     elif kind == "cd":
