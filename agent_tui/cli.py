@@ -12,16 +12,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, startup
-from .config import LOCAL_SETTINGS, Settings, SettingsError, apply_env, load_settings
-from .engine.claude_files import find_command, load_mcp_json, split_mcp_json
+from .config import LOCAL_SETTINGS, PERMISSION_MODES, Settings, SettingsError, apply_env, load_settings
 from .engine.models.base import DEFAULT_MODEL
-from .engine.permissions.policy import MODES, PermissionPolicy
-from .engine.permissions.rules import Rule, unknown_tool_problem
 
+# The engine (session, loop, tools, permissions) is imported where it is used: the
+# full-screen app draws its first frame before it loads (`tui.start.SessionStart`).
 if TYPE_CHECKING:
     from .engine.models.base import ModelClient
+    from .engine.permissions.policy import PermissionPolicy
     from .engine.session import Session
     from .engine.store import SessionInfo
+    from .tui.start import SessionStart
 
 
 def split_tool_rules(values: list[str] | None) -> list[str]:
@@ -53,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help='rules allowed without asking, e.g. "Read" "Bash(git log:*)"')
     p.add_argument("--disallowedTools", "--disallowed-tools", nargs="+", action="extend",
                    dest="disallowed_tools", help="rules that are always denied")
-    p.add_argument("--permission-mode", choices=MODES, help="permission mode (default: from settings, else default)")
+    p.add_argument("--permission-mode", choices=PERMISSION_MODES,
+                   help="permission mode (default: from settings, else default)")
     p.add_argument("--offline", action="store_true", help="use the offline demo model even if a key is set")
     p.add_argument("--theme", help="TUI theme name")
     p.add_argument("--cwd", type=Path, help="working directory (default: the current one)")
@@ -124,6 +126,9 @@ def choose_model(settings: Settings, offline: bool = False) -> ModelClient:
 def make_policy(settings: Settings, cwd: Path, interactive: bool) -> PermissionPolicy:
     """Rules from every layer, each kept with its source; the mode is the effective one
     (so the environment's AGENT_TUI_PERMISSION_MODE beats the flag, as for every key)."""
+    from .engine.permissions.policy import PermissionPolicy
+    from .engine.permissions.rules import Rule, unknown_tool_problem
+
     policy = PermissionPolicy.from_settings(
         settings.permission_layers,
         mode=settings.permissions.get("defaultMode"),
@@ -193,33 +198,69 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent-tui: settings: {exc}", file=sys.stderr)
         return 2
     apply_env(settings)
-    policy = make_policy(settings, cwd, interactive=not args.print_mode)
-    if args.print_mode:
-        for problem in settings.problems:
-            print(f"agent-tui: settings: {problem}", file=sys.stderr)
-    servers = _mcp_servers(args, cwd, settings)
-    if isinstance(servers, int):
-        return servers
-    mcp_servers, pending = servers
     try:
         model = choose_model(settings, args.offline)
     except RuntimeError as exc:
         print(f"agent-tui: {exc}", file=sys.stderr)
         return 2
-    session = _make_session(args, cwd, settings, policy, model, mcp_servers)
+    if not (args.print_mode or args.continue_session or args.resume is not None or args.mcp_config):
+        # Nothing left that can fail before the full screen: the app makes the session after its first frame.
+        return _tui(args, prompt, settings, _session_start(args, cwd, settings, model))
+    if args.print_mode:
+        for problem in settings.problems:
+            print(f"agent-tui: settings: {problem}", file=sys.stderr)
+    built = _build_session(args, cwd, settings, model)
+    if isinstance(built, int):
+        return built
+    session, pending = built
     if args.continue_session or args.resume is not None:
         status = resume_session(session, args)
         if status is not None:
             return status
     if args.print_mode:
         return _print(session, args, prompt or "")
+    return _tui(args, prompt, settings, session, pending)
 
+
+def _tui(args: argparse.Namespace, prompt: str | None, settings: Settings, session: Session | SessionStart,
+         mcp_json_pending: dict[str, dict] | None = None) -> int:
     from .tui.app import run_tui
 
     if startup.end():
         return 130
     return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
-                   pick_session=args.resume == "", mcp_json_pending=pending)
+                   pick_session=args.resume == "", mcp_json_pending=mcp_json_pending)
+
+
+def _build_session(
+    args: argparse.Namespace, cwd: Path, settings: Settings, model: ModelClient, session_id: str | None = None
+) -> tuple[Session, dict[str, dict]] | int:
+    """The session, and the `.mcp.json` servers still to approve; or an exit status."""
+    policy = make_policy(settings, cwd, interactive=not args.print_mode)
+    servers = _mcp_servers(args, cwd, settings)
+    if isinstance(servers, int):
+        return servers
+    mcp_servers, pending = servers
+    return _make_session(args, cwd, settings, policy, model, mcp_servers, session_id), pending
+
+
+def _session_start(args: argparse.Namespace, cwd: Path, settings: Settings, model: ModelClient) -> SessionStart:
+    """What the first frame shows, and the session made after it (with the id that frame shows)."""
+    import uuid
+
+    from .tui.start import SessionStart
+
+    session_id = str(uuid.uuid4())
+
+    def build() -> tuple[Session, dict[str, dict]]:
+        built = _build_session(args, cwd, settings, model, session_id)
+        if isinstance(built, int):  # only --mcp-config fails here, and that start builds before the app
+            raise RuntimeError("the MCP configuration is invalid")
+        return built
+
+    # The policy takes the merged defaultMode (the flag, the environment and the layers already applied).
+    mode = settings.permissions.get("defaultMode")
+    return SessionStart(cwd, settings, model, mode if mode in PERMISSION_MODES else "default", session_id, build)
 
 
 def _flag_problem(args: argparse.Namespace, prompt: str | None) -> int | None:
@@ -244,6 +285,8 @@ def _mcp_servers(
 
     Project servers from `.mcp.json` run once approved (the TUI asks; print mode never does)."""
     mcp_json_problems: list[str] = []
+    from .engine.claude_files import load_mcp_json, split_mcp_json
+
     approved, pending = split_mcp_json(load_mcp_json(cwd, mcp_json_problems), settings)
     settings.problems.extend(mcp_json_problems)
     if args.print_mode:
@@ -265,7 +308,7 @@ def _mcp_servers(
 
 
 def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, policy: PermissionPolicy,
-                  model: ModelClient, mcp_servers: dict[str, Any] | None) -> Session:
+                  model: ModelClient, mcp_servers: dict[str, Any] | None, session_id: str | None = None) -> Session:
     from .engine.loop.attempts import RetryPolicy
     from .engine.session import Session, SessionOptions
     from .tools.registry import default_tools
@@ -275,6 +318,7 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
         tools=default_tools(cwd, settings),
         cwd=cwd,
         policy=policy,
+        session_id=session_id,
         options=SessionOptions(
             max_turns=settings.max_turns,
             max_tokens=settings.max_output_tokens,
@@ -293,6 +337,7 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
 
 def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:
     """`-p`: one prompt (or a custom slash command), printed in the chosen format."""
+    from .engine.claude_files import find_command
     from .printer import run_print
 
     allowed_tools: tuple[str, ...] = ()

@@ -1,10 +1,11 @@
 """The Textual front end: engine events in, user intents out (DESIGN §8).
 
-`AgentApp` holds a `Session` made by the caller.  The bridge worker turns
-bus events into `EngineEvents` batches, which the app's `Conversation`
-(`conversation.py`) applies in order; each prompt runs `Session.submit()` in
-its own worker, in the order typed.  The app never drives the loop: it submits, aborts, and answers
-permission Futures.
+`AgentApp` holds a `Session`: one made by the caller, or one it makes right after
+its first frame from a `SessionStart` (`start.py`), so the first paint never waits for
+the engine to load.  The bridge worker turns bus events into `EngineEvents` batches,
+which the app's `Conversation` (`conversation.py`) applies in order; each prompt runs
+`Session.submit()` in its own worker, in the order typed.  The app never drives the
+loop: it submits, aborts, and answers permission Futures.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
@@ -27,15 +29,9 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from ..config import LOCAL_SETTINGS
-from ..engine import events as ev
-from ..engine.claude_files import find_command, record_mcp_json_choice
-from ..engine.session import Session
-from .bridge import Bridge, EngineEvents
 from .commands import key_label, menu_commands, palette_entries, parse_slash, run_slash
-from .conversation import Conversation
-from .export import history_markdown
-from .mentions import Prompt, mentioned_files, prompt_content
 from .notify import Notifier
+from .start import SessionStart
 from .state import CompactionStatus
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.gauge import Gauge
@@ -46,6 +42,13 @@ from .widgets.thinking import ThinkingBlock
 from .widgets.timeline import Timeline, TimelineStrip
 from .widgets.tool_call import ToolCall
 from .widgets.transcript import Notice, Transcript
+
+# The engine loads after the first frame (`start.py`): these are imported where used.
+if TYPE_CHECKING:
+    from ..engine import events as ev
+    from ..engine.session import Session
+    from .bridge import Bridge, EngineEvents
+    from .mentions import Prompt
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
@@ -68,7 +71,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def __init__(
         self,
-        session: Session,
+        session: Session | SessionStart,
         initial_prompt: str | None = None,
         theme: str | None = None,
         keymap: dict[str, str] | None = None,
@@ -76,10 +79,16 @@ class AgentApp(App[int], inherit_bindings=False):
         mcp_json_pending: dict[str, dict] | None = None,
     ) -> None:
         super().__init__()
-        self.session = session
+        # None until the session is made: right after the first frame when given a SessionStart.
+        self.session: Session | None
+        if isinstance(session, SessionStart):
+            self.session, self._start = None, session
+        else:
+            self.session, self._start = session, SessionStart.of(session)
+        self._session_ready = asyncio.Event()
         # `.mcp.json` servers nobody approved or rejected yet: asked about before the session starts.
         self._mcp_json_pending = dict(mcp_json_pending or {})
-        settings = session.options.settings
+        settings = self._start.settings
         self.notifier = Notifier(self._write_to_terminal, settings.preferred_notif_channel)
         # `agent-tui -r` with no id: the app opens on the list of stored sessions.
         self._pick_session = pick_session
@@ -89,7 +98,7 @@ class AgentApp(App[int], inherit_bindings=False):
         self._initial_prompt = initial_prompt
         # Binding ids to keys, from settings; /help and the palette show what it binds.
         self.keymap = dict(keymap or {})
-        self._bridge = Bridge(session.bus, self)
+        self._bridge: Bridge | None = None
         self._prompt_order = asyncio.Lock()
         self._last_interrupt = float("-inf")
         self._problems: list[str] = []
@@ -128,10 +137,10 @@ class AgentApp(App[int], inherit_bindings=False):
             yield Transcript(id="transcript")
             yield timeline
         yield TimelineStrip(timeline, id="timeline-strip")
-        yield PermissionPrompt(self.session.cwd, id="permission")
+        yield PermissionPrompt(self._start.cwd, id="permission")
         yield Static("", id="queued", markup=False)
         yield Static("", id="activity", markup=False)
-        yield InputArea(self.session.cwd, lambda: menu_commands(self.session), id="input-area")
+        yield InputArea(self._start.cwd, lambda: menu_commands(self.session), id="input-area")
         yield Gauge(lambda: self.clock(), id="gauge")
         yield Footer(id="footer")
 
@@ -145,7 +154,6 @@ class AgentApp(App[int], inherit_bindings=False):
         self.header = self.query_one(SessionHeader)
         self.timeline_strip = self.query_one(TimelineStrip)
         self.query_one("#activity", Static).display = False
-        self.conversation = Conversation(self, self.session, lambda: self.clock(), self.refresh_header)
         self._widgets_found = True
         if self.keymap:
             self.set_keymap(self.keymap)
@@ -154,19 +162,47 @@ class AgentApp(App[int], inherit_bindings=False):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().add_signal_handler(signum, self.exit)
         self.refresh_header()
-        gauge = self.gauge
-        gauge.context_window = self.session.context_window
-        gauge.threshold = self.session.auto_compact_threshold
         self.permission.display = False
         self.query_one("#queued", Static).display = False
         self.apply_layout()
-        self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
-        self.session.bus.add_listener(self._notify_when_away)
-        self.set_interval(TICK, self.conversation.tick)
         self.prompt_input.focus()
         self.transcript.add(Notice(self._welcome(), kind="welcome"))
         for problem in self._problems:
             self.say(problem, kind="error")
+        if self.session is not None:
+            self._attach(self.session, self._mcp_json_pending)
+        else:
+            # After the first frame: the engine loads in a thread, then the session is made.
+            self.call_after_refresh(
+                self.run_worker, self._make_session(), name="session", group="session", exit_on_error=False
+            )
+
+    async def _make_session(self) -> None:
+        await asyncio.to_thread(self._start.load)
+        try:
+            session, pending = self._start.build()
+        except Exception as exc:  # as the command line reports a bad start: a message and status 2
+            self.exit(return_code=2, message=f"agent-tui: {exc}")
+            return
+        self._attach(session, pending)
+
+    def _attach(self, session: Session, mcp_json_pending: dict[str, dict]) -> None:
+        """Wire the session to the view; then start it (after the `.mcp.json` question, if any)."""
+        from .bridge import Bridge
+        from .conversation import Conversation
+
+        self.session = session
+        self._mcp_json_pending = dict(mcp_json_pending)
+        self._bridge = Bridge(session.bus, self)
+        self.conversation = Conversation(self, session, lambda: self.clock(), self.refresh_header)
+        self.refresh_header()
+        gauge = self.gauge
+        gauge.context_window = session.context_window
+        gauge.threshold = session.auto_compact_threshold
+        self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
+        session.bus.add_listener(self._notify_when_away)
+        self.set_interval(TICK, self.conversation.tick)
+        self._session_ready.set()
         if self._mcp_json_pending:
             from .screens import McpApprovalScreen  # only when .mcp.json asks: not on the first frame's path
 
@@ -175,6 +211,19 @@ class AgentApp(App[int], inherit_bindings=False):
             # After the first frame: starting the session runs the bwrap self-test (a subprocess).
             self.call_after_refresh(self._begin)
 
+    def _soon(self, action: Callable[..., Any], *args: Any) -> None:
+        """Run `action(*args)` now, or once the session is there (a key pressed before it was)."""
+        if self.session is not None:
+            action(*args)
+            return
+
+        async def when_ready() -> None:
+            await self._session_ready.wait()
+            action(*args)
+
+        # Waiters wake in the order they began waiting: prompts keep the order they were typed in.
+        self.run_worker(when_ready(), group="waiting", exit_on_error=False)
+
     def _begin(self) -> None:
         self.session.start()
         # A resumed conversation is drawn first; a prompt given on the command line follows it.
@@ -182,6 +231,8 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def _mcp_json_answered(self, choice: str | None) -> None:
         """Remember the answer where Claude Code keeps it (local settings); approved servers start with the session."""
+        from ..engine.claude_files import record_mcp_json_choice
+
         pending, self._mcp_json_pending = self._mcp_json_pending, {}
         choice = choice or "reject"
         try:
@@ -210,6 +261,8 @@ class AgentApp(App[int], inherit_bindings=False):
         """A desktop notification and the bell when the person is in another window."""
         if self.app_focus:
             return
+        from ..engine import events as ev
+
         if type(event) is ev.PermissionRequested:
             self.notifier.notify("agent-tui", f"Permission needed: {event.tool_name}")
         elif type(event) is ev.QueryFinished:
@@ -222,10 +275,11 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def _welcome(self) -> str:
         lines = ["agent-tui — type a request and press Enter. /help lists the keys and commands."]
-        if self.session.model.offline:
+        model = self._start.model
+        if model.offline:
             why, remedy = (
                 ("--offline was given", "Start without --offline to talk to Claude.")
-                if self.session.model.requested
+                if model.requested
                 else ("No API key is set", "Set ANTHROPIC_API_KEY to talk to Claude.")
             )
             lines.append(
@@ -235,19 +289,23 @@ class AgentApp(App[int], inherit_bindings=False):
         return "\n".join(lines)
 
     def refresh_header(self) -> None:
-        header = self.header
-        model = self.session.model
+        header, session, start = self.header, self.session, self._start
+        model = session.model if session is not None else start.model
         header.model_label = model.label
         header.offline = model.offline
         header.offline_requested = model.requested
-        header.cwd = str(self.session.cwd)
-        header.mode = self.session.policy.mode
-        header.session_id = self.session.session_id
+        header.cwd = str(start.cwd)
+        header.mode = session.policy.mode if session is not None else start.mode
+        header.session_id = session.session_id if session is not None else start.session_id
 
     # ------------------------------------------------------------ prompts
 
-    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        text = message.text
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        self._soon(self._take_input, message.text)
+
+    def _take_input(self, text: str) -> None:
+        from ..engine.claude_files import find_command
+
         parsed = parse_slash(text)
         if parsed is not None:
             # In a worker: the app keeps reading keys (Esc stops a /compact) while it runs.
@@ -267,12 +325,16 @@ class AgentApp(App[int], inherit_bindings=False):
     def submit_prompt(self, text: str, *, allowed_tools: tuple[str, ...] = ()) -> None:
         """Send a prompt now, or after the running turn (it shows as queued meanwhile).
         `allowed_tools`: rules allowed while it runs (a custom command's `allowed-tools`)."""
+        from .mentions import Prompt, mentioned_files
+
         prompt = Prompt(text, mentioned_files(text, self.session.cwd), allowed_tools=allowed_tools)
         self.conversation.queued.append(prompt)
         self.conversation.show_queued()
         self.run_worker(self._run_prompt(prompt), group="prompt", exit_on_error=False)
 
     async def _run_prompt(self, prompt: Prompt) -> None:
+        from .mentions import prompt_content
+
         async with self._prompt_order:
             try:
                 content = await prompt_content(prompt, self.session)
@@ -298,7 +360,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def action_abort(self) -> None:
         """Stop the running turn; with nothing running, do nothing."""
-        if self.session.running:
+        if self.session is not None and self.session.running:
             self.session.abort()
 
     def action_scroll_transcript(self, where: str) -> None:
@@ -334,35 +396,42 @@ class AgentApp(App[int], inherit_bindings=False):
             await self.action_quit()
             return
         self._last_interrupt = now
-        if self.session.running:
+        if self.session is not None and self.session.running:
             self.session.abort()
             self.notify("Stopped. Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
         else:
             self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     async def action_quit(self) -> None:
-        if self.session.running:
+        if self.session is not None and self.session.running:
             # Let the abort kill running tools before the loop goes away.
             self.session.abort()
             deadline = time.monotonic() + 2.0
             while self.session.running and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
-        self._bridge.close()
+        if self._bridge is not None:
+            self._bridge.close()
         self.exit(0)
 
     async def on_unmount(self) -> None:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(signum)
+        if self.session is None:
+            return  # quit before the session was made: nothing started
         # The app's loop is the one the session's connections live on: release them here.
         self.session.abort()
-        self._bridge.close()
+        if self._bridge is not None:
+            self._bridge.close()
         try:
             await asyncio.wait_for(self.session.aclose(), 5.0)
         except Exception as exc:  # shutting down: report, never raise
             self.log.error(f"closing the session failed: {exc!r}")
 
     def action_cycle_mode(self) -> None:
+        self._soon(self._cycle_mode)
+
+    def _cycle_mode(self) -> None:
         mode = self.session.policy.cycle_mode()
         self.refresh_header()
         self.notify(f"Permission mode: {mode}", timeout=1.5)
@@ -400,12 +469,20 @@ class AgentApp(App[int], inherit_bindings=False):
                 return
 
     def action_show_transcript(self) -> None:
+        self._soon(self._show_transcript)
+
+    def _show_transcript(self) -> None:
+        from .export import history_markdown
+
         title = f"Transcript · session {self.session.session_id[:8]} · Esc closes · Ctrl+S exports"
         from .screens import TranscriptScreen  # Ctrl+O only: kept off the first frame's path
 
         self.push_screen(TranscriptScreen(history_markdown(self.session.history), title))
 
     def action_export_transcript(self) -> None:
+        self._soon(self._export_transcript)
+
+    def _export_transcript(self) -> None:
         target = self.session.cwd / f"agent-tui-{self.session.session_id[:8]}.md"
         written = self.export_transcript(target)
         if written is not None:
@@ -424,7 +501,7 @@ class AgentApp(App[int], inherit_bindings=False):
         yield from super().get_system_commands(screen)
 
     def run_slash_later(self, name: str, arg: str = "") -> None:
-        self.run_worker(run_slash(self, name, arg), group="slash", exit_on_error=False)
+        self._soon(lambda: self.run_worker(run_slash(self, name, arg), group="slash", exit_on_error=False))
 
     def key_display(self, binding_id: str) -> str:
         """The key(s) bound to `binding_id` now (the keymap's, else the default), as /help shows them."""
@@ -480,6 +557,8 @@ class AgentApp(App[int], inherit_bindings=False):
     async def replay(self, events: list) -> None:
         """Rebuild the view of a resumed session from its stored events, through the same
         handlers live events take (never via the bus: the store would write them again)."""
+        from .bridge import EngineEvents
+
         await self.on_engine_events(EngineEvents(events, asyncio.Event()))
 
     async def _replay_resumed(self) -> None:
@@ -497,6 +576,8 @@ class AgentApp(App[int], inherit_bindings=False):
             self.submit_prompt(self._initial_prompt)
 
     def export_transcript(self, target: Path) -> Path | None:
+        from .export import history_markdown
+
         text = history_markdown(self.session.history, title=f"agent-tui session {self.session.session_id}")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -508,7 +589,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
 
 def run_tui(
-    session: Session,
+    session: Session | SessionStart,
     *,
     initial_prompt: str | None = None,
     theme: str | None = None,
@@ -520,7 +601,8 @@ def run_tui(
     app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session,
                    mcp_json_pending=mcp_json_pending)
     result = app.run()
-    if session.store is not None and session.history:
+    session = app.session  # None if the app closed before it was made
+    if session is not None and session.store is not None and session.history:
         # As Claude Code does: the way back into this conversation, left in the terminal.
         print(f"Resume this session with:\nagent-tui -r {session.session_id}")
     if app.return_code:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..engine.permissions.policy import MODES
-from ..engine.pricing import format_usd
+from ..config import PERMISSION_MODES as MODES
 from ..paths import shown_path
 from .state import format_seconds, format_tokens
 
@@ -257,6 +256,8 @@ async def _model(app: CommandHost, arg: str) -> None:
 
 
 async def _cost(app: CommandHost, arg: str) -> None:
+    from ..engine.pricing import format_usd
+
     totals = app.session.usage_totals
     cost = app.session.cost_usd
     # A model without a known price shows its tokens only.

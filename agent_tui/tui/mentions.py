@@ -12,10 +12,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.messages import ATTACHMENT_CALL, ATTACHMENT_RESULT
-from ..tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from ..tools.base import ToolResult
 
 MENTION = re.compile(r"(?<![\w@])@((?:\\ |[^\s])+)")
 MAX_CANDIDATES = 12
@@ -90,6 +92,8 @@ async def prompt_content(prompt: Prompt, session: Any) -> str | list[dict[str, A
 
 
 async def _read(tool: Any, call: dict[str, Any], session: Any) -> str:
+    from ..tools.base import ToolResult  # loaded with the session
+
     result: ToolResult | None = None
     async for item in tool.call(call, session.make_context("attachment")):
         if isinstance(item, ToolResult):

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..engine import events as ev
+if TYPE_CHECKING:
+    from ..engine import events as ev
 
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 # C0 controls except \t and \n, DEL, and the C1 controls (0x9b is an 8-bit CSI, 0x9d an OSC).

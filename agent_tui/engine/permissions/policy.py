@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ...config import config_dir
+from ...config import PERMISSION_MODES, config_dir
 from ...shell.classify import is_read_only_part, parts_pass, read_paths
 from ...shell.danger import danger_reason, sensitive_write_reason
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
@@ -62,7 +62,7 @@ from .rules import (
     suggest_for_path,
 )
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+MODES = PERMISSION_MODES  # one list, in config: the settings check it too
 # Shift+Tab cycles through these (bypass and dontAsk are chosen explicitly).
 CYCLE = ("default", "acceptEdits", "plan")
 BEHAVIORS = ("deny", "ask", "allow")

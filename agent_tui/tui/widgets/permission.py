@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,10 +20,11 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from ...engine.events import PermissionRequested
-from ...engine.permissions.policy import PermissionAnswer
 from ...paths import shown_path
 from .diff import DiffView
+
+if TYPE_CHECKING:  # requests arrive, and answers go, once the session (and the engine) is there
+    from ...engine.events import PermissionRequested
 
 _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url")
 
@@ -124,11 +126,11 @@ class PermissionPrompt(Vertical, can_focus=True):
 
     def action_answer(self, choice: str) -> None:
         if choice == "allow":
-            self._resolve(PermissionAnswer("allow"))
+            self._resolve("allow")
         elif choice == "always":
-            self._resolve(PermissionAnswer("allow", remember=True))
+            self._resolve("allow", remember=True)
         else:
-            self._resolve(PermissionAnswer("deny"))
+            self._resolve("deny")
 
     def action_scroll_body(self, lines: int) -> None:
         body = self.query_one("#permission-body")
@@ -158,12 +160,15 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.query_one(FeedbackInput).value = ""
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
-        self._resolve(PermissionAnswer("deny", feedback=text or None))
+        self._resolve("deny", feedback=text or None)
 
-    def _resolve(self, answer: PermissionAnswer) -> None:
+    def _resolve(self, behavior: str, *, remember: bool = False, feedback: str | None = None) -> None:
+        from ...engine.permissions.policy import PermissionAnswer
+
         request = self.current
         if request is None:
             return
+        answer = PermissionAnswer(behavior, remember=remember, feedback=feedback)
         self.pending.popleft()
         if request.future is not None and not request.future.done():
             request.future.set_result(answer)

@@ -1,0 +1,192 @@
+"""The first frame comes before the session: the engine loads behind it.
+
+`agent-tui` without -c/-r/--mcp-config hands the app a `SessionStart`; the app draws the
+header, the input and the gauge, then loads the engine in a thread and makes the session.
+Here the load waits on a gate the test opens, so the "before" is as long as a test needs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from agent_tui.config import Settings
+from agent_tui.engine import events as ev
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.permissions.policy import PermissionPolicy
+from agent_tui.engine.session import Session
+from agent_tui.tools.registry import default_tools
+from agent_tui.tui.app import AgentApp
+from agent_tui.tui.start import SessionStart
+from tests.loopback import reply, text
+
+from .helpers import SESSION_ID, finished, screen_text, settle, type_prompt, wait_until
+
+
+def deferred_app(api, cwd: Path, gate: threading.Event, *, fail: Exception | None = None):
+    """An app on a SessionStart whose engine load waits for `gate`; the bus events, recorded."""
+    recorded: list[ev.Event] = []
+    built: list[Session] = []
+    model = AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test")
+
+    def build():
+        if fail is not None:
+            raise fail
+        session = Session(
+            model=model,
+            tools=default_tools(settings=Settings(sandbox={"enabled": False})),
+            cwd=cwd,
+            policy=PermissionPolicy(mode="acceptEdits", cwd=cwd),
+            session_id=SESSION_ID,
+        )
+        session.bus.add_listener(recorded.append)
+        built.append(session)
+        return session, {}
+
+    def load() -> None:
+        assert gate.wait(60), "the test never opened the gate"
+
+    start = SessionStart(cwd, Settings(), model, "acceptEdits", SESSION_ID, build, load)
+    return AgentApp(start), recorded, built
+
+
+async def test_the_first_frame_shows_the_header_before_the_session_exists(api, tmp_path):
+    gate = threading.Event()
+    app, _, built = deferred_app(api, tmp_path, gate)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            assert app.session is None and not built
+            shown = screen_text(app)
+            assert "claude-sonnet-4-6" in shown
+            assert "accept edits" in shown
+            assert "type a request and press Enter" in shown
+            # (The id is drawn after the directory, whose length depends on where tests run.)
+            assert app.header.session_id == SESSION_ID
+            gate.set()
+            await wait_until(pilot, lambda: app.session is not None)
+            # The session has the id the first frame showed.
+            assert app.session.session_id == app.header.session_id == SESSION_ID
+    finally:
+        gate.set()
+
+
+async def test_a_prompt_sent_before_the_session_exists_runs_once_it_does(api, tmp_path):
+    api.push(reply(text("answered after the engine loaded")))
+    gate = threading.Event()
+    app, recorded, _ = deferred_app(api, tmp_path, gate)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await type_prompt(pilot, "early bird")
+            await pilot.pause()
+            assert app.session is None
+            assert api.requests == []
+            gate.set()
+            await wait_until(pilot, finished(recorded))
+            await settle(pilot, app)
+            shown = screen_text(app)
+            assert "› early bird" in shown
+            assert "answered after the engine loaded" in shown
+    finally:
+        gate.set()
+    assert [r.body["messages"][0]["content"][0]["text"] for r in api.requests] == ["early bird"]
+
+
+async def test_two_prompts_sent_early_go_in_the_order_typed(api, tmp_path):
+    api.push(reply(text("one")), reply(text("two")))
+    gate = threading.Event()
+    app, recorded, _ = deferred_app(api, tmp_path, gate)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await type_prompt(pilot, "first")
+            await type_prompt(pilot, "second")
+            gate.set()
+            await wait_until(pilot, finished(recorded, 2))
+            await settle(pilot, app)
+    finally:
+        gate.set()
+    assert [r.body["messages"][-1]["content"][0]["text"] for r in api.requests] == ["first", "second"]
+
+
+async def test_escape_and_shift_tab_before_the_session_exists(api, tmp_path):
+    gate = threading.Event()
+    app, _, _ = deferred_app(api, tmp_path, gate)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.press("escape", "shift+tab")
+            await pilot.pause()
+            assert app.is_running and app.session is None
+            gate.set()
+            await wait_until(pilot, lambda: app.session is not None)
+            # The mode change waited for the policy, then applied: acceptEdits -> plan.
+            await wait_until(pilot, lambda: app.session.policy.mode == "plan")
+            await wait_until(pilot, lambda: "plan mode" in screen_text(app))
+    finally:
+        gate.set()
+
+
+async def test_quitting_before_the_session_exists_exits_cleanly(api, tmp_path):
+    gate = threading.Event()
+    app, _, built = deferred_app(api, tmp_path, gate)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+    finally:
+        gate.set()
+    assert app.return_code == 0
+    assert not built
+
+
+async def test_a_session_that_cannot_be_made_ends_the_app_with_status_2(api, tmp_path):
+    gate = threading.Event()
+    gate.set()
+    app, _, _ = deferred_app(api, tmp_path, gate, fail=ValueError("unknown permission mode 'x'"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: not app.is_running)
+    assert app.return_code == 2
+
+
+def test_the_first_frame_loads_no_engine_module():
+    """What `agent-tui` imports before its first frame: the app, the settings and the model
+    client; the loop, the executor, the tools, the permission policy and the store come after."""
+    probe = (
+        "import sys, agent_tui.cli, agent_tui.tui.app, agent_tui.engine.models.anthropic, "
+        "agent_tui.engine.models.demo.model; print(' '.join(sorted(sys.modules)))"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+                 .stdout.split())
+    engine = {
+        "agent_tui.engine.session", "agent_tui.engine.events", "agent_tui.engine.bus", "agent_tui.engine.hooks",
+        "agent_tui.engine.loop", "agent_tui.engine.context", "agent_tui.engine.permissions.policy",
+        "agent_tui.engine.store", "agent_tui.engine.memory", "agent_tui.tools.registry", "agent_tui.tools.base",
+        "agent_tui.shell", "agent_tui.tui.conversation", "agent_tui.tui.bridge", "anthropic", "httpx2",
+    }
+    assert sorted(loaded & engine) == []
+
+
+def test_what_the_first_frame_shows_is_what_the_session_has(tmp_path, monkeypatch):
+    """The mode and id the command line's SessionStart shows are the ones its session gets,
+    wherever the mode comes from: the flag, the environment, a settings file."""
+    from agent_tui import cli
+    from agent_tui.config import load_settings
+
+    monkeypatch.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("AGENT_TUI_PERMISSION_MODE", raising=False)
+    project = tmp_path / "project"
+    (project / ".agent-tui").mkdir(parents=True)
+    (project / ".agent-tui" / "settings.json").write_text('{"permissions": {"defaultMode": "plan"}}')
+    cases = [([], {}, "plan"), (["--permission-mode", "acceptEdits"], {}, "acceptEdits"),
+             (["--permission-mode", "acceptEdits"], {"AGENT_TUI_PERMISSION_MODE": "default"}, "default")]
+    for argv, env, expected in cases:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        args = cli.build_parser().parse_args(argv)
+        settings = load_settings(project, flags=cli.flag_settings(args))
+        start = cli._session_start(args, project, settings, cli.choose_model(settings, offline=True))
+        session, pending = start.build()
+        assert (start.mode, session.policy.mode) == (expected, expected)
+        assert session.session_id == start.session_id
+        assert pending == {}
