@@ -117,3 +117,41 @@ def test_print_mode_with_a_key_does_not_import_the_sdk(api: LoopbackServer, tmp_
     assert out.stdout == "hello from the API\n"
     assert "LOADED=\n" in out.stderr
     assert len(api.requests) == 1
+
+
+async def test_one_tls_context_made_ahead_serves_every_client(api: LoopbackServer) -> None:
+    """`prepare` (run by the app in a thread after its first frame) makes the verifying TLS
+    context, so the first request does not load the CA bundle; each client then uses it."""
+    import threading
+
+    import httpx2
+
+    from agent_tui.engine.models import transport
+
+    made: list[str] = []
+    real = httpx2.create_ssl_context
+
+    def counting(*args, **kwargs):
+        made.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    saved, transport._tls = transport._tls, None
+    httpx2.create_ssl_context = counting
+    try:
+        first = AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test")
+        second = AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test")
+        worker = threading.Thread(target=first.prepare, name="prepare")
+        worker.start()
+        worker.join()
+        assert made == ["prepare"]
+        api.push(reply("one"), reply("two"))
+        for model in (first, second):
+            request = ModelRequest(model="claude-sonnet-4-6", system="", messages=[{"role": "user", "content": "hi"}],
+                                   tools=[], max_tokens=64)
+            [event async for event in model.stream(request)]
+            assert model._transport._client._transport._pool._ssl_context is transport.tls_context()
+            await model.aclose()
+        assert made == ["prepare"]  # made once, ahead, not again for either client
+    finally:
+        httpx2.create_ssl_context = real
+        transport._tls = saved

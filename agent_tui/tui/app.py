@@ -171,20 +171,22 @@ class AgentApp(App[int], inherit_bindings=False):
             self.say(problem, kind="error")
         if self.session is not None:
             self._attach(self.session, self._mcp_json_pending)
-        else:
-            # After the first frame: the engine loads in a thread, then the session is made.
-            self.call_after_refresh(
-                self.run_worker, self._make_session(), name="session", group="session", exit_on_error=False
-            )
+        self.call_after_refresh(
+            self.run_worker, self._after_first_frame(), name="session", group="session", exit_on_error=False
+        )
 
-    async def _make_session(self) -> None:
-        await asyncio.to_thread(self._start.load)
-        try:
-            session, pending = self._start.build()
-        except Exception as exc:  # as the command line reports a bad start: a message and status 2
-            self.exit(return_code=2, message=f"agent-tui: {exc}")
-            return
-        self._attach(session, pending)
+    async def _after_first_frame(self) -> None:
+        """Load the engine in a thread and make the session (unless given one); then let the
+        model do ahead, in a thread too, what would otherwise stall the first request."""
+        if self.session is None:
+            await asyncio.to_thread(self._start.load)
+            try:
+                session, pending = self._start.build()
+            except Exception as exc:  # as the command line reports a bad start: a message and status 2
+                self.exit(return_code=2, message=f"agent-tui: {exc}")
+                return
+            self._attach(session, pending)
+        await asyncio.to_thread(self._start.model.prepare)
 
     def _attach(self, session: Session, mcp_json_pending: dict[str, dict]) -> None:
         """Wire the session to the view; then start it (after the `.mcp.json` question, if any)."""

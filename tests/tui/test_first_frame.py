@@ -25,11 +25,24 @@ from tests.loopback import reply, text
 from .helpers import SESSION_ID, finished, screen_text, settle, type_prompt, wait_until
 
 
+class PreparedModel(AnthropicModel):
+    """Notes where (which thread) and when (session made yet?) `prepare` runs."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.prepared: list[tuple[str, bool]] = []
+        self.app: AgentApp | None = None
+
+    def prepare(self) -> None:
+        self.prepared.append((threading.current_thread().name, self.app is not None and self.app.session is not None))
+        super().prepare()
+
+
 def deferred_app(api, cwd: Path, gate: threading.Event, *, fail: Exception | None = None):
     """An app on a SessionStart whose engine load waits for `gate`; the bus events, recorded."""
     recorded: list[ev.Event] = []
     built: list[Session] = []
-    model = AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test")
+    model = PreparedModel("claude-sonnet-4-6", base_url=api.url, api_key="test")
 
     def build():
         if fail is not None:
@@ -49,7 +62,8 @@ def deferred_app(api, cwd: Path, gate: threading.Event, *, fail: Exception | Non
         assert gate.wait(60), "the test never opened the gate"
 
     start = SessionStart(cwd, Settings(), model, "acceptEdits", SESSION_ID, build, load)
-    return AgentApp(start), recorded, built
+    model.app = AgentApp(start)
+    return model.app, recorded, built
 
 
 async def test_the_first_frame_shows_the_header_before_the_session_exists(api, tmp_path):
@@ -69,6 +83,10 @@ async def test_the_first_frame_shows_the_header_before_the_session_exists(api, t
             await wait_until(pilot, lambda: app.session is not None)
             # The session has the id the first frame showed.
             assert app.session.session_id == app.header.session_id == SESSION_ID
+            # Then the model does ahead, off the event loop's thread, what the first request would.
+            await wait_until(pilot, lambda: app.session.model.prepared)
+            [(thread, after_session)] = app.session.model.prepared
+            assert thread != threading.main_thread().name and after_session
     finally:
         gate.set()
 

@@ -73,6 +73,11 @@ class AnthropicModel(ModelClient):
             )
         return self._transport_instance
 
+    def prepare(self) -> None:
+        from .transport import tls_context
+
+        tls_context()
+
     def _sdk_client(self) -> Any:
         if self._sdk is None:
             from anthropic import AsyncAnthropic

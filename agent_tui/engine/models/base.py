@@ -217,6 +217,11 @@ class ModelClient:
         """Release connections, on the loop that used them."""
         return None
 
+    def prepare(self) -> None:
+        """Do ahead what the first request would (load the HTTP stack, its TLS context).
+        Run in a thread while nothing waits for it; touches no event loop."""
+        return None
+
 
 # ---------------------------------------------------------------- accumulation
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx2
@@ -21,6 +22,9 @@ import httpx2
 from ... import __version__
 from .base import ModelError
 from .sse import iter_sse
+
+if TYPE_CHECKING:
+    import ssl
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 # The version header of the anthropic SDK release this project is built against.
@@ -161,6 +165,23 @@ def _host_port(url: str) -> str:
     return f"{parts.hostname}:{port}"
 
 
+_tls_lock = threading.Lock()
+_tls: ssl.SSLContext | None = None
+
+
+def tls_context() -> ssl.SSLContext:
+    """httpx2's default verifying context (its CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR), made once.
+
+    Loading the CA bundle is a tenth of a second of CPU: the app makes it in a thread
+    while the first frame is up (`AnthropicModel.prepare`), so the first request does
+    not stall the screen for it.  One context serves every client (contexts are shareable)."""
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            _tls = httpx2.create_ssl_context()
+        return _tls
+
+
 class MessagesTransport:
     """One pooled HTTP client for `POST /v1/messages` with the SDK's headers."""
 
@@ -179,6 +200,7 @@ class MessagesTransport:
         self._client = httpx2.AsyncClient(
             timeout=httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
             follow_redirects=False,
+            verify=tls_context(),
         )
 
     async def aclose(self) -> None:
