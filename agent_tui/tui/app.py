@@ -172,7 +172,8 @@ class AgentApp(App[int], inherit_bindings=False):
         if self.session is not None:
             self._attach(self.session, self._mcp_json_pending)
         self.call_after_refresh(
-            self.run_worker, self._after_first_frame(), name="session", group="session", exit_on_error=False
+            # The coroutine is made then: an app that closes before its first refresh leaves none unawaited.
+            lambda: self.run_worker(self._after_first_frame(), name="session", group="session", exit_on_error=False)
         )
 
     async def _after_first_frame(self) -> None:
