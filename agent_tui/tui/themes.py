@@ -11,16 +11,17 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 
 from textual.theme import Theme
 
+from .. import themes as _builtin
 from ..config import config_dir
 
 DEFAULT_THEME = "agent-dark"
 # The repository's top-level `themes/` folder, installed as the package `agent_tui.themes`.
-BUILTIN_DIR = Path(str(resources.files("agent_tui.themes")))
+# (Its folder, as installed: importlib.resources would load zip support the first frame does not need.)
+BUILTIN_DIR = Path(_builtin.__file__).parent
 
 _FIELDS = {f.name for f in dataclasses.fields(Theme)}
 

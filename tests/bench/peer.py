@@ -58,6 +58,8 @@ def compile_agent(exe: str) -> None:
          "compileall.compile_dir(os.path.dirname(agent_tui.__file__), quiet=1); "
          "import agent_tui.themes as t; compileall.compile_dir(os.path.dirname(t.__file__), quiet=1)"],
         check=True,
+        # Not from the repository root, where `agent_tui` would be the source tree, not the installed package.
+        cwd=tempfile.gettempdir(),
     )
 
 
