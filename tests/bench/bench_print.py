@@ -391,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ("turns", "stream", "overlap"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}  (python {sys.version.split()[0]}, {args.repeat} runs each)", flush=True)
-    compile_agent(find_agent())
+    print(f"  {compile_agent(find_agent())}", flush=True)
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
           flush=True)
 

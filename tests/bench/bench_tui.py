@@ -228,8 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     only = set(args.only or ("pty", "session"))
     claude = find_claude()
-    print(f"agent-tui: {find_agent()}", flush=True)
-    compile_agent(find_agent())
+    print(f"agent-tui: {find_agent()}, {compile_agent(find_agent())}", flush=True)
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
           flush=True)
     if "pty" in only:

@@ -46,21 +46,28 @@ def find_agent() -> str:
     raise SystemExit("agent-tui is not installed (neither beside the interpreter nor on PATH)")
 
 
-def compile_agent(exe: str) -> None:
-    """Write the bytecode of agent-tui's modules, as `pip install .` does at install time.
+def compile_agent(exe: str) -> str:
+    """Write the bytecode of agent-tui's modules, as `pip install .` does at install time;
+    what was installed, in words (an editable install starts slower than a user's).
 
     An editable install writes none, and where PYTHONDONTWRITEBYTECODE is set
     every start would compile them from source: that is not what a user runs."""
     first = Path(exe).read_text(errors="replace").partition("\n")[0]
     interpreter = first.removeprefix("#!").strip() if first.startswith("#!") and "python" in first else sys.executable
-    subprocess.run(
+    where = subprocess.run(
         [interpreter, "-c", "import agent_tui, compileall, os; "
          "compileall.compile_dir(os.path.dirname(agent_tui.__file__), quiet=1); "
-         "import agent_tui.themes as t; compileall.compile_dir(os.path.dirname(t.__file__), quiet=1)"],
+         "import agent_tui.themes as t; compileall.compile_dir(os.path.dirname(t.__file__), quiet=1); "
+         "print(os.path.dirname(agent_tui.__file__))"],
         check=True,
+        capture_output=True,
+        text=True,
         # Not from the repository root, where `agent_tui` would be the source tree, not the installed package.
         cwd=tempfile.gettempdir(),
-    )
+    ).stdout.strip()
+    if "site-packages" in Path(where).parts:
+        return f"installed in {where}"
+    return f"an editable install ({where}): start-up is slower than after `pip install .`, which users run"
 
 
 def find_claude() -> str | None:
