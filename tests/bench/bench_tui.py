@@ -98,6 +98,8 @@ def loopback(specs: list[dict], folder: Path) -> Iterator[str]:
 
 
 Launcher = Callable[[str, Path], PtyApp]
+# Seconds of quiet before each run.
+SETTLE = 2.0
 
 
 def launch_agent(url: str, work: Path) -> PtyApp:
@@ -136,6 +138,8 @@ def side_by_side(programs: dict[str, Launcher], repeat: int) -> dict[str, dict[s
         with loopback([spec], work) as url:
             for n in range(repeat):
                 for name, launch in programs.items():
+                    # What the previous run left (its exit, the memory it freed) settles first.
+                    time.sleep(SETTLE)
                     figures = one_run(launch, url, work)
                     runs[name].append(figures)
                     print(f"  run {n + 1} {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()),
