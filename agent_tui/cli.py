@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, startup
-from .config import LOCAL_SETTINGS, PERMISSION_MODES, Settings, SettingsError, apply_env, load_settings
+from .config import LOCAL_SETTINGS, MCP_JSON, PERMISSION_MODES, Settings, SettingsError, apply_env, load_settings
 from .engine.models.base import DEFAULT_MODEL
 
 # The engine (session, loop, tools, permissions) is imported where it is used: the
@@ -203,8 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as exc:
         print(f"agent-tui: {exc}", file=sys.stderr)
         return 2
-    if not (args.print_mode or args.continue_session or args.resume is not None or args.mcp_config):
-        # Nothing left that can fail before the full screen: the app makes the session after its first frame.
+    if _first_frame_first(args, cwd):
         return _tui(args, prompt, settings, _session_start(args, cwd, settings, model))
     if args.print_mode:
         for problem in settings.problems:
@@ -220,6 +219,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_mode:
         return _print(session, args, prompt or "")
     return _tui(args, prompt, settings, session, pending)
+
+
+def _first_frame_first(args: argparse.Namespace, cwd: Path) -> bool:
+    """Whether the app may draw before the session is made: nothing left can fail before the
+    full screen (a bad --mcp-config, a session to resume), and no question comes up first.
+
+    A `.mcp.json` asks its y / a / n question before the session starts: it is up from the
+    first frame, never popping up over a prompt being typed (whose letters would answer it)."""
+    return not (
+        args.print_mode or args.continue_session or args.resume is not None or args.mcp_config
+        or (cwd / MCP_JSON).exists()
+    )
 
 
 def _tui(args: argparse.Namespace, prompt: str | None, settings: Settings, session: Session | SessionStart,

@@ -37,6 +37,8 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dont
 EFFORT_LEVELS = ("low", "medium", "high", "max")
 PROJECT_SETTINGS = Path(".agent-tui") / "settings.json"
 LOCAL_SETTINGS = Path(".agent-tui") / "settings.local.json"
+# The project's MCP servers, in Claude Code's file (engine/claude_files.py reads it).
+MCP_JSON = Path(".mcp.json")
 CLAUDE_PROJECT_SETTINGS = Path(".claude") / "settings.json"
 CLAUDE_LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 # Claude Code's `preferredNotifChannel` values, and the two escape sequences by name.

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import MCP_JSON
 from ..tools.agent import AgentDefinition
 from .permissions.rules import split_rules
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 # Lowest first: a later folder's file of the same name wins.
 COMMAND_DIRS = (Path(".claude") / "commands", Path(".agent-tui") / "commands")
 AGENT_DIRS = (Path(".claude") / "agents", Path(".agent-tui") / "agents")
-MCP_JSON = Path(".mcp.json")
 
 # ---------------------------------------------------------------- front matter
 

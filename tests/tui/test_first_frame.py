@@ -208,3 +208,18 @@ def test_what_the_first_frame_shows_is_what_the_session_has(tmp_path, monkeypatc
         assert (start.mode, session.policy.mode) == (expected, expected)
         assert session.session_id == start.session_id
         assert pending == {}
+
+
+def test_a_project_with_an_mcp_json_builds_the_session_before_the_first_frame(tmp_path):
+    """Its approval question (answered with y / a / n) must be on screen from the first frame:
+    popping up later, over a prompt being typed, the typed letters would answer it."""
+    from agent_tui import cli
+
+    parse = cli.build_parser().parse_args
+    assert cli._first_frame_first(parse([]), tmp_path)
+    assert cli._first_frame_first(parse(["a prompt to start with"]), tmp_path)
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {}}')
+    assert not cli._first_frame_first(parse([]), tmp_path)
+    (tmp_path / ".mcp.json").unlink()
+    for argv in (["-c"], ["-r"], ["-r", "some-id"], ["--mcp-config", "{}"], ["-p", "hi"]):
+        assert not cli._first_frame_first(parse(argv), tmp_path), argv
