@@ -295,9 +295,9 @@ def _mcp_servers(
     """The MCP servers to start and the `.mcp.json` ones still to approve, or an exit status.
 
     Project servers from `.mcp.json` run once approved (the TUI asks; print mode never does)."""
-    mcp_json_problems: list[str] = []
     from .engine.claude_files import load_mcp_json, split_mcp_json
 
+    mcp_json_problems: list[str] = []
     approved, pending = split_mcp_json(load_mcp_json(cwd, mcp_json_problems), settings)
     settings.problems.extend(mcp_json_problems)
     if args.print_mode:
