@@ -218,6 +218,17 @@ class PtyApp:
             return 0.0, 0.0
         return max(b[0] - a[0] for a, b in pairs), max(b[1] - a[1] for a, b in pairs)
 
+    def frame_stats(self, burst: float = 0.004) -> tuple[float, float]:
+        """Since `track()`: screen updates per second, and the 95th percentile of the program's
+        CPU seconds between two of them.  Reads closer than `burst` apart are one update (a
+        frame larger than the pty's buffer arrives in several reads)."""
+        reads = self.reads or []
+        frames = [r for n, r in enumerate(reads) if n == 0 or r[0] - reads[n - 1][0] >= burst]
+        if len(frames) < 2:
+            return 0.0, 0.0
+        gaps = sorted(b[1] - a[1] for a, b in zip(frames, frames[1:], strict=False))
+        return (len(frames) - 1) / (frames[-1][0] - frames[0][0]), gaps[min(len(gaps) - 1, int(len(gaps) * 0.95))]
+
     def _tail(self) -> str:
         return _ESCAPES.sub(b"", bytes(self.output[-3000:])).decode("utf-8", "replace")
 
