@@ -20,12 +20,12 @@ from textual.pilot import Pilot
 
 from agent_tui.engine.models.demo.model import DemoModel
 from agent_tui.engine.permissions.policy import PermissionPolicy
-from agent_tui.engine.session import Session
+from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.state import ToolStatus
 
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "screenshots"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "screenshots"
 SESSION_ID = "d3m0c0de-5c4e-4e5e-8000-000000000001"
 # A common small terminal (the timeline folds into its strip) and a large one.
 SIZES = ((80, 24), (160, 48))
@@ -109,15 +109,17 @@ def _shoot(name: str, scene: Scene, theme: str | None, mode: str, home: Path, si
     home = home / f"{name}-{size[0]}x{size[1]}"
     project = _project(home)
     os.environ["HOME"] = str(home)
+    # One clock for the app and the executor: tool durations are the engine's measure.
+    clock = SteppedClock()
     session = Session(
         model=DemoModel(speed=4.0),
         tools=default_tools(),
         cwd=project,
         policy=PermissionPolicy(mode=mode, allow=["Bash(sleep:*)"]),
         session_id=SESSION_ID,
+        options=SessionOptions(clock=clock),
     )
     app = AgentApp(session, theme=theme)
-    clock = SteppedClock()
     app.clock = clock
     result: list[str] = []
 
