@@ -240,6 +240,14 @@ def merge_usage(into: dict[str, int], usage: Any) -> dict[str, int]:
     return into
 
 
+# Deltas joined into their block's text: the delta type -> (its field, the BlockDelta kind).
+_ACCUMULATED_DELTAS = {
+    "text_delta": ("text", "text"),
+    "input_json_delta": ("partial_json", "input_json"),
+    "thinking_delta": ("thinking", "thinking"),
+}
+
+
 class StreamAccumulator:
     """Raw Messages-API stream events (SDK objects or dicts) -> `StreamEvent`s."""
 
@@ -263,18 +271,12 @@ class StreamAccumulator:
             delta = get("delta")
             dget = delta.get if isinstance(delta, dict) else (lambda k, _d=delta: getattr(_d, k, None))
             dtype = dget("type")
-            if dtype == "text_delta":
-                text = dget("text") or ""
+            accumulated = _ACCUMULATED_DELTAS.get(dtype)
+            if accumulated is not None:
+                field, kind = accumulated
+                text = dget(field) or ""
                 self._buffer(index).append(text)
-                return BlockDelta(index, "text", text)
-            if dtype == "input_json_delta":
-                part = dget("partial_json") or ""
-                self._buffer(index).append(part)
-                return BlockDelta(index, "input_json", part)
-            if dtype == "thinking_delta":
-                text = dget("thinking") or ""
-                self._buffer(index).append(text)
-                return BlockDelta(index, "thinking", text)
+                return BlockDelta(index, kind, text)
             if dtype == "signature_delta":
                 sig = dget("signature") or ""
                 self._sig_parts.setdefault(index, []).append(sig)
