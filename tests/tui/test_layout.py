@@ -117,3 +117,35 @@ async def test_at_80_by_24_a_long_diff_scrolls_and_the_answer_keys_stay_on_scree
         await pilot.press("y")
         await wait_until(pilot, finished(recorded))
     assert target.read_text() == LONG_FILE
+
+
+async def test_at_80_columns_a_long_rule_moves_whole_answers_to_the_next_row(api, tmp_path):
+    command = "npm run build && npm test"
+    api.push(reply(tool_use("Bash", {"command": command}, id="toolu_npm")), reply(text("Built.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_prompt(pilot, "build and test")
+        prompt = app.query_one(PermissionPrompt)
+        await wait_until(pilot, lambda: prompt.current is not None)
+        await pilot.pause(0.1)
+        rule = prompt.current.suggested_rule
+        assert rule and len(rule) > 30
+        answers = ["y yes", f"a yes, and don't ask again for {rule}", "n no", "e no, and tell the model why"]
+        rows = str(prompt.query_one("#permission-keys").render()).split("\n")
+        # Too long for one row: broken between answers, each row within the prompt's width.
+        assert len(rows) > 1
+        assert [answer for row in rows for answer in row.split("   ")] == answers
+        assert all(len(row) <= 80 - 6 for row in rows)
+        shown = screen_text(app).splitlines()
+        for answer in answers:
+            assert any(answer in line for line in shown), answer
+
+        # Narrower: more rows, still whole answers, and the keys stay on screen.
+        await pilot.resize_terminal(60, 24)
+        await pilot.pause(0.1)
+        rows = str(prompt.query_one("#permission-keys").render()).split("\n")
+        assert [answer for row in rows for answer in row.split("   ")] == answers
+        assert any("e no, and tell the model why" in line for line in screen_text(app).splitlines())
+
+        await pilot.press("y")
+        await wait_until(pilot, finished(recorded))

@@ -27,6 +27,25 @@ if TYPE_CHECKING:  # requests arrive, and answers go, once the session (and the 
     from ...engine.events import PermissionRequested
 
 _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url")
+# Between two answers on the key row.
+_KEY_GAP = "   "
+# Columns the prompt's margin, border and padding take from the terminal's width.
+_CHROME_WIDTH = 6
+
+
+def key_rows(choices: list[Content], width: int) -> list[Content]:
+    """The answers laid out in rows of at most `width` cells, broken between answers (never
+    inside one, unless a single answer is wider than the row)."""
+    rows: list[list[Content]] = [[]]
+    used = 0
+    for choice in choices:
+        need = choice.cell_length + (len(_KEY_GAP) if rows[-1] else 0)
+        if rows[-1] and used + need > width:
+            rows.append([])
+            used, need = 0, choice.cell_length
+        rows[-1].append(choice)
+        used += need
+    return [Content(_KEY_GAP).join(row) for row in rows]
 
 
 def describe_input(request: PermissionRequested, cwd: Path) -> str:
@@ -67,7 +86,6 @@ class PermissionPrompt(Vertical, can_focus=True):
         super().__init__(id=id)
         self.cwd = cwd
         self.pending: deque[PermissionRequested] = deque()
-        self._keys_length = 0
 
     def compose(self) -> ComposeResult:
         yield Static("", id="permission-title", markup=False)
@@ -82,7 +100,7 @@ class PermissionPrompt(Vertical, can_focus=True):
     def fit(self, width: int, height: int) -> None:
         """Cap the scrolling body so the title, the answer keys and a few lines of the
         transcript stay on screen however small the terminal is."""
-        key_lines = -(-self._keys_length // max(width - 6, 1))
+        key_lines = self._update_keys(width)
         # header, strip, gauge, footer, input box, this border, title, keys margin, 4 transcript lines
         chrome = 1 + 1 + 1 + 1 + 3 + 2 + 1 + 1 + 4
         room = height - chrome - max(key_lines, 1)
@@ -202,7 +220,6 @@ class PermissionPrompt(Vertical, can_focus=True):
         diff.display = bool(request.diff)
         self.query_one("#permission-body").scroll_home(animate=False)
         self.set_class(bool(request.danger), "-danger")
-        self._update_keys()
         self.fit(*self.app.size)
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
@@ -212,16 +229,23 @@ class PermissionPrompt(Vertical, can_focus=True):
     def _drop_settled(self) -> None:
         self.pending = deque(r for r in self.pending if r.future is None or not r.future.done())
 
-    def _update_keys(self) -> None:
+    def _update_keys(self, width: int | None = None) -> int:
+        """Show the answer keys for a terminal `width` columns wide (the app's by default);
+        the number of rows they take."""
         request = self.current
         if request is None:
-            return
-        parts: list[tuple[str, str] | str] = [("y", "$text-success bold"), " yes   "]
+            return 1
+        choices = [Content.assemble(("y", "$text-success bold"), " yes")]
         if request.suggested_rule:
-            parts += [("a", "$text-success bold"), f" yes, and don't ask again for {request.suggested_rule}   "]
-        parts += [("n", "$text-error bold"), " no   ", ("e", "$text-warning bold"), " no, and tell the model why"]
+            choices.append(
+                Content.assemble(("a", "$text-success bold"), f" yes, and don't ask again for {request.suggested_rule}")
+            )
+        choices.append(Content.assemble(("n", "$text-error bold"), " no"))
+        choices.append(Content.assemble(("e", "$text-warning bold"), " no, and tell the model why"))
         if len(self.pending) > 1:
-            parts += [("   ", ""), (f"(1 of {len(self.pending)} pending)", "$text-muted")]
-        keys = Content.assemble(*parts)
-        self._keys_length = keys.cell_length
-        self.query_one("#permission-keys", Static).update(keys)
+            choices.append(Content.styled(f"(1 of {len(self.pending)} pending)", "$text-muted"))
+        columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
+        rows = key_rows(choices, columns)
+        self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
+        # A row holding one answer wider than the prompt still wraps.
+        return sum(max(-(-row.cell_length // columns), 1) for row in rows)
