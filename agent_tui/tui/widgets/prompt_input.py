@@ -67,7 +67,7 @@ class PromptInput(TextArea):
             tab_behavior="focus",
             show_line_numbers=False,
             highlight_cursor_line=False,
-            placeholder="Ask anything · / for commands · @ to attach a file · Enter sends, Shift+Enter newline",
+            placeholder="Ask anything · / commands · @ files · Enter sends · Shift+Enter newline",
         )
         self.cwd = cwd
         # The slash commands on offer now (the project's may change while the app runs).
