@@ -122,8 +122,8 @@ class Conversation:
             run = TextRun(self._app, self.transcript, event.index, self._attempt_widgets)
             self._text_run = run
         await run.write(event.text)
+        # The gauge's estimate follows on the next tick (it redraws at that pace anyway).
         self._stream_chars += len(event.text)
-        self.gauge.output_tokens = self._output_base + self._stream_chars // 4
 
     async def _on_thinking_delta(self, event: ev.ThinkingDelta) -> None:
         if event.parent_tool_use_id:
@@ -135,7 +135,6 @@ class Conversation:
             await self.transcript.add(self._thinking)
         self._thinking.add(event.text)
         self._stream_chars += len(event.text)
-        self.gauge.output_tokens = self._output_base + self._stream_chars // 4
 
     async def _on_block_completed(self, event: ev.BlockCompleted) -> None:
         if event.parent_tool_use_id:
@@ -385,8 +384,11 @@ class Conversation:
         if self.timeline_strip.display and self.session.running:
             self.timeline_strip.refresh()
         if self.session.running or moving:
-            self.gauge.activity = self.activity()
-            self.gauge.refresh()
+            gauge = self.gauge
+            gauge.activity = self.activity()
+            if self.session.running:
+                gauge.output_tokens = self._output_base + self._stream_chars // 4
+            gauge.refresh()
         if self.compacting is not None:
             self._refresh_activity_line()
 
