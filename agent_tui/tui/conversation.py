@@ -13,7 +13,7 @@ import itertools
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.app import App
 from textual.content import Content
@@ -24,16 +24,13 @@ from ..engine import events as ev
 from ..engine.session import Session
 from .mentions import Prompt
 from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary
-from .streaming import TextRun, freeze
+from .streaming import TextRun
 from .widgets.gauge import SPINNER, Gauge
 from .widgets.permission import PermissionPrompt
 from .widgets.thinking import ThinkingBlock
 from .widgets.timeline import Timeline, TimelineStrip
 from .widgets.tool_call import ToolCall
 from .widgets.transcript import Notice, Transcript, UserPrompt
-
-if TYPE_CHECKING:
-    from .widgets.answer import AssistantText
 
 # Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
 _REPEATS = itertools.count(2)
@@ -65,7 +62,6 @@ class Conversation:
         self._turn: TurnRecord | None = None
         self._text_run: TextRun | None = None
         # Finished answers still drawn by Markdown widgets, frozen at the next prompt.
-        self._unfrozen: list[AssistantText] = []
         self._thinking: ThinkingBlock | None = None
         # Notices shown so far that carry an id (a request's retries), to update in place.
         self._notice_rows: dict[str, Notice] = {}
@@ -97,8 +93,6 @@ class Conversation:
         self.gauge.start()
         transcript = self.transcript
         transcript.follow()
-        await freeze(transcript, self._unfrozen)
-        self._unfrozen.clear()
         await transcript.add(UserPrompt(prompt.text, prompt.attachment_labels))
 
     async def _on_request_started(self, event: ev.RequestStarted) -> None:
@@ -153,7 +147,6 @@ class Conversation:
         await self._end_text_run()
         self._thinking = None
         doomed, self._attempt_widgets = self._attempt_widgets, []
-        self._unfrozen[:] = [w for w in self._unfrozen if w not in doomed]
         for widget in doomed:
             self.transcript.protected.discard(widget)
         attached = [w for w in doomed if w.is_attached]
@@ -336,8 +329,8 @@ class Conversation:
 
     async def _end_text_run(self) -> None:
         run, self._text_run = self._text_run, None
-        if run is not None and (widget := await run.finish()) is not None:
-            self._unfrozen.append(widget)
+        if run is not None:
+            run.finish()
 
     async def _show_interrupted(self) -> None:
         if not self._interrupt_shown:

@@ -1,15 +1,15 @@
 """Cutting a streamed Markdown answer into segments of bounded size.
 
-Textual's Markdown widget re-lays out every block it holds on each append,
-so one widget for a very long answer gets slower with every line.  The
-answer is instead written into a chain of Markdown widgets, each cut at a
-paragraph boundary: a line that follows a blank line, starts in column 0 and
-is outside any code fence.  Cut there, Markdown renders the same.
+The segment being written is rendered again, whole, on every frame that
+shows new text, so that work grows with its length.  The answer is instead
+written into a chain of widgets, each cut at a paragraph boundary: a line
+that follows a blank line, starts in column 0 and is outside any code fence.
+Cut there, Markdown renders the same.
 """
 
 from __future__ import annotations
 
-SEGMENT_CHARS = 4000
+SEGMENT_CHARS = 1000
 _FENCES = ("```", "~~~")
 _HEAD = 8  # characters of a line needed to recognise a fence
 

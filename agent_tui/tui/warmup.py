@@ -1,7 +1,7 @@
 """What the first answer needs and the first paint does not, loaded in the background.
 
 Started once the transcript is on screen: without it, the first answer's frames would
-stall while markdown-it, Textual's Markdown widgets and the Pygments lexers load, and
+stall while markdown-it and the Pygments lexers load, and
 the first request's while httpx2 and what it loads on first use do.
 """
 
@@ -21,7 +21,7 @@ def _load_for_first_answer() -> None:
     import httpcore2  # noqa: F401
 
     from ..engine.models import transport  # noqa: F401  (httpx2)
-    from .widgets import answer  # noqa: F401  (Textual's Markdown)
+    from .widgets import answer  # noqa: F401
     from .widgets.markdown_lite import _lexer, _parser
 
     _parser()

@@ -7,6 +7,7 @@ Here the load waits on a gate the test opens, so the "before" is as long as a te
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -223,3 +224,20 @@ def test_a_project_with_an_mcp_json_builds_the_session_before_the_first_frame(tm
     (tmp_path / ".mcp.json").unlink()
     for argv in (["-c"], ["-r"], ["-r", "some-id"], ["--mcp-config", "{}"], ["-p", "hi"]):
         assert not cli._first_frame_first(parse(argv), tmp_path), argv
+
+
+def test_the_front_end_asks_textual_for_finer_frame_ticks_unless_the_user_set_them():
+    probe = (
+        "import os, agent_tui.tui, textual.constants as c; "
+        "print(c.MAX_FPS, os.environ.get('TEXTUAL_FPS'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
+
+    def run(**extra: str) -> str:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                              env={**env, **extra})
+        return done.stdout.strip()
+
+    # Not passed on to what tools run (they inherit the environment).
+    assert run() == "120 None"
+    assert run(TEXTUAL_FPS="30") == "30 30"

@@ -13,7 +13,9 @@ import pytest
 from textual import events
 
 from agent_tui.engine import events as ev
+from agent_tui.tui.segments import SEGMENT_CHARS
 from agent_tui.tui.streaming import FROZEN_CHARS, group_segments
+from agent_tui.tui.widgets import answer as answer_module
 from agent_tui.tui.widgets.answer import AssistantText
 from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
 
@@ -62,6 +64,56 @@ async def test_an_answer_in_batches_of_any_size_is_shown_whole_and_once(api, tmp
         await pilot.pause()
         assert shown_sources(app) == text
         assert "THE-LAST-LINE" in screen_text(app)
+
+
+async def test_text_streamed_at_a_model_s_pace_stays_in_the_widgets_that_showed_it(api, tmp_path):
+    text = answer(60)
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await app.replay(opening())
+        widgets: set[AssistantText] = set()
+        for i in range(0, len(text), 7):
+            await app.replay([ev.TextDelta(index=0, text=text[i : i + 7])])
+            widgets |= set(app.transcript.query(AssistantText))
+        await app.replay(closing(text))
+        await pilot.pause()
+        entries = [w for w in app.transcript.children if isinstance(w, FrozenMarkdown | AssistantText)]
+        # No copy of text already on screen is made: each segment stays in the widget that streamed it.
+        assert set(entries) == widgets and len(entries) > 2
+        assert not any(isinstance(w, FrozenMarkdown) for w in entries)
+        assert all(len(w.source) < SEGMENT_CHARS + 200 for w in entries)
+        assert shown_sources(app) == text
+        assert "THE-LAST-LINE" in screen_text(app)
+
+
+async def test_live_text_asks_for_a_redraw_at_most_so_often_and_the_end_is_drawn_at_once(api, tmp_path, monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(answer_module, "monotonic", lambda: now[0])
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await app.replay([*opening(), ev.TextDelta(index=0, text="First")])
+        live = app.transcript.query_one(AssistantText)
+        redraws: list[str] = []
+        refresh = live.refresh
+
+        def counted(*args, **kwargs):
+            redraws.append(live.source)
+            return refresh(*args, **kwargs)
+
+        live.refresh = counted  # type: ignore[method-assign]
+        # Within one interval of the last redraw: the text is kept, one redraw is due.
+        for word in (" second", " third", " fourth"):
+            live.append(word)
+        assert redraws == [] and live.source == "First second third fourth"
+        # The run ends: what was waiting is drawn then, not an interval later.
+        await app.replay(closing(live.source))
+        assert redraws == ["First second third fourth"]
+        # Once the interval has passed, the next text is drawn at once.
+        now[0] += 1 / answer_module.REDRAWS_PER_SECOND
+        live.append(" fifth")
+        assert redraws[-1] == "First second third fourth fifth"
+        await pilot.pause()
+        assert "First second third fourth fifth" in screen_text(app)
 
 
 async def test_a_huge_batch_mounts_only_what_the_transcript_keeps(api, tmp_path):

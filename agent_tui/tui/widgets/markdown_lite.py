@@ -1,11 +1,12 @@
-"""Finished Markdown as one widget.
+"""Markdown as one widget.
 
-Textual's `Markdown` builds a widget per block (a list item, a table cell),
-which is right for the part of an answer still streaming and too heavy for
-the hundreds of blocks a long answer or a long session leaves behind.  A
-finished segment is drawn instead by `FrozenMarkdown`: one `Static` whose
-`Content` is built from the same markdown-it tokens, styled with the same
-theme variables, so a segment looks the same once its stream has moved on.
+Textual's `Markdown` builds a widget per block (a list item, a table cell):
+too heavy for the hundreds of blocks a long answer or a long session leaves
+behind, and for an answer that grows many times a second.  Answers are drawn
+instead as styled `Content` built from markdown-it's tokens, with the theme's
+variables: `FrozenMarkdown` (one `Static`) for finished text, and the
+streaming `AssistantText` (`answer.py`) with the same renderer, so text looks
+the same while it streams and after.
 """
 
 from __future__ import annotations
