@@ -12,6 +12,9 @@ that load from elsewhere hits both alike.  Each figure is the median of
 - a 330 KB Markdown answer streamed as fast as the server sends it: Enter to
   its last line in the terminal's output, the CPU seconds the program spent
   meanwhile, and its peak RSS;
+- a 6 KB answer at a fast model's pace, 12 characters every 20 ms: the share
+  of a core the program used while it streamed, and its screen updates per
+  second (`--only steady`);
 - a 300-turn session (agent-tui only, in-process): RSS, and key-press-to-paint
   latency at the end of it (`--only session`).
 """
@@ -39,9 +42,12 @@ TARGETS = {"first paint": (0.6, 1.0), "last line": (None, 1.0), "cpu": (None, 0.
 WORDS = "the agent reads files streams tokens renders markdown while tools run in parallel and the timeline shows each call".split()
 LAST_LINE = b"THE-LAST-LINE"
 PROMPT = "write a very long answer"
+# The paced answer: its size, and the server's pace (characters per delta, seconds between deltas).
+STEADY_CHARS = 6000
+STEADY_PACE = {"chunk": 12, "delay": 0.02}
 
 
-def big_markdown(target: int = 330_000, seed: int = 7) -> str:
+def big_markdown(target: int = 330_000, seed: int = 7, last: str = LAST_LINE.decode()) -> str:
     rnd = random.Random(seed)
     parts: list[str] = []
     size = n = 0
@@ -62,7 +68,7 @@ def big_markdown(target: int = 330_000, seed: int = 7) -> str:
             part = "> " + " ".join(rnd.choice(WORDS) for _ in range(30)) + "\n\n"
         parts.append(part)
         size += len(part)
-    parts.append("THE-LAST-LINE of the answer.\n")
+    parts.append(f"{last} of the answer.\n")
     return "".join(parts)
 
 
@@ -132,9 +138,29 @@ def one_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
                 "p95_cpu": p95_cpu}
 
 
-def side_by_side(programs: dict[str, Launcher], repeat: int) -> dict[str, dict[str, float]]:
+def steady_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
+    """Start, settle, stream the paced answer; the figures of one run."""
+    with launch(url, work) as app:
+        app.first_paint()
+        app.settle(0.5)
+        app.submit(PROMPT)
+        since = len(app.output)
+        cpu0, t0 = app.cpu(), time.monotonic()
+        app.track()
+        wall = app.wait_text(LAST_LINE, since) - t0
+        fps, _ = app.frame_stats()
+        _, gap_cpu = app.longest_pauses()
+        return {"steady_core": (app.cpu() - cpu0) / wall, "steady_fps": fps, "steady_gap": gap_cpu}
+
+
+def side_by_side(programs: dict[str, Launcher], repeat: int, steady: bool = False) -> dict[str, dict[str, float]]:
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in programs}
-    spec = {"kind": "reply", "blocks": [{"text": big_markdown()}], "chunk": 16}
+    if steady:
+        spec = {"kind": "reply", "blocks": [{"text": big_markdown(STEADY_CHARS, seed=11)}], **STEADY_PACE}
+        run: Callable[[Launcher, str, Path], dict[str, float]] = steady_run
+    else:
+        spec = {"kind": "reply", "blocks": [{"text": big_markdown()}], "chunk": 16}
+        run = one_run
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         work = Path(tmp)
         with loopback([spec], work) as url:
@@ -142,7 +168,7 @@ def side_by_side(programs: dict[str, Launcher], repeat: int) -> dict[str, dict[s
                 for name, launch in programs.items():
                     # What the previous run left (its exit, the memory it freed) settles first.
                     time.sleep(SETTLE)
-                    figures = one_run(launch, url, work)
+                    figures = run(launch, url, work)
                     runs[name].append(figures)
                     print(f"  run {n + 1} {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()),
                           flush=True)
@@ -202,11 +228,7 @@ def _verdict(value: float, ratio: float | None, limits: tuple[float | None, floa
     return "meets" if all(checks) else "MISSES"
 
 
-def report(figures: dict[str, dict[str, float]]) -> str:
-    ours = figures["agent-tui"]
-    theirs = figures.get("claude")
-    rows = [("measure", "agent-tui", "Claude Code", "ratio", "target", "verdict")]
-    for key, name, unit, target_key, target in (
+BURST_ROWS = (
         ("paint", "first paint", "s", "first paint", "<= 0.6 s and <= 1.0x"),
         ("paint_cpu", "first paint: CPU", "s", None, "-"),
         ("idle_rss", "idle RSS", "MB", "rss", "<= 100 MB"),
@@ -217,13 +239,25 @@ def report(figures: dict[str, dict[str, float]]) -> str:
         ("pause_cpu", "330 KB answer: most CPU between outputs", "s", "frame", "<= 0.05 s (20 fps)"),
         ("p95_cpu", "330 KB answer: CPU between outputs, 95th pct", "s", "frame", "<= 0.05 s (20 fps)"),
         ("fps", "330 KB answer: screen updates per second", "/s", None, ">= 20"),
-    ):
+)
+STEADY_ROWS = (
+    ("steady_core", "6 KB at 600 chars/s: share of a core", "", None, "-"),
+    ("steady_fps", "6 KB at 600 chars/s: screen updates per second", "/s", None, ">= 20"),
+    ("steady_gap", "6 KB at 600 chars/s: most CPU between outputs", "s", None, "-"),
+)
+
+
+def report(figures: dict[str, dict[str, float]], rows_wanted=BURST_ROWS) -> str:
+    ours = figures["agent-tui"]
+    theirs = figures.get("claude")
+    rows = [("measure", "agent-tui", "Claude Code", "ratio", "target", "verdict")]
+    for key, name, unit, target_key, target in rows_wanted:
         value = ours[key]
         other = theirs[key] if theirs else None
         ratio = value / other if other else None
         fmt = "{:.0f} " if unit in ("MB", "/s") else "{:.2f} "
         verdict = _verdict(value, ratio, TARGETS[target_key]) if target_key else "-"
-        if key == "fps":
+        if key in ("fps", "steady_fps"):
             verdict = "meets" if value >= 20 else "MISSES"
         rows.append((name, fmt.format(value) + unit, fmt.format(other) + unit if other else "-",
                      _ratio(value, other), target, verdict))
@@ -234,20 +268,25 @@ def report(figures: dict[str, dict[str, float]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bench_tui", description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per program (median reported)")
-    parser.add_argument("--only", choices=("pty", "session"), action="append", help="run only these parts")
+    parser.add_argument("--only", choices=("pty", "steady", "session"), action="append", help="run only these parts")
     args = parser.parse_args(argv)
-    only = set(args.only or ("pty", "session"))
+    only = set(args.only or ("pty", "steady", "session"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}, {compile_agent(find_agent())}", flush=True)
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
           flush=True)
+    programs: dict[str, Launcher] = {"agent-tui": launch_agent}
+    if claude:
+        programs["claude"] = launcher_for_claude(claude)
     if "pty" in only:
-        programs: dict[str, Launcher] = {"agent-tui": launch_agent}
-        if claude:
-            programs["claude"] = launcher_for_claude(claude)
         figures = side_by_side(programs, args.repeat)
         print(f"\nmedians of {args.repeat} runs each, in a 120x40 pty, one loopback server\n")
         print(report(figures))
+    if "steady" in only:
+        figures = side_by_side(programs, args.repeat, steady=True)
+        print(f"\na {STEADY_CHARS // 1000} KB answer, {STEADY_PACE['chunk']} characters every "
+              f"{STEADY_PACE['delay'] * 1000:.0f} ms; medians of {args.repeat} runs each\n")
+        print(report(figures, STEADY_ROWS))
     if "session" in only:
         with tempfile.TemporaryDirectory() as tmp:
             session_rss, latency = asyncio.run(long_session(Path(tmp)))
