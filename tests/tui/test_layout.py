@@ -11,6 +11,15 @@ from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_
 LONG_FILE = "\n".join(f"line {i:02d} of a file long enough to need scrolling" for i in range(60)) + "\n"
 
 
+async def _asked(pilot, app, prompt: str) -> PermissionPrompt:
+    """Send `prompt`; the permission prompt, once it shows a request."""
+    await type_prompt(pilot, prompt)
+    asking = app.query_one(PermissionPrompt)
+    await wait_until(pilot, lambda: asking.current is not None)
+    await pilot.pause(0.1)
+    return asking
+
+
 def _one_tool_turn(api, tmp_path):
     api.push(reply(tool_use("Bash", {"command": "ls"}, id="toolu_ls")), reply(text("One file.")))
     return make_app(api, tmp_path, allow=["Bash"])
@@ -98,10 +107,7 @@ async def test_at_80_by_24_a_long_diff_scrolls_and_the_answer_keys_stay_on_scree
     )
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await type_prompt(pilot, "write a long file")
-        prompt = app.query_one(PermissionPrompt)
-        await wait_until(pilot, lambda: prompt.current is not None)
-        await pilot.pause(0.1)
+        prompt = await _asked(pilot, app, "write a long file")
         shown = screen_text(app)
         assert "y yes" in shown and "n no" in shown and "e no, and" in shown
         assert "+line 00" in shown and "+line 59" not in shown
@@ -124,10 +130,7 @@ async def test_at_80_columns_a_long_rule_moves_whole_answers_to_the_next_row(api
     api.push(reply(tool_use("Bash", {"command": command}, id="toolu_npm")), reply(text("Built.")))
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await type_prompt(pilot, "build and test")
-        prompt = app.query_one(PermissionPrompt)
-        await wait_until(pilot, lambda: prompt.current is not None)
-        await pilot.pause(0.1)
+        prompt = await _asked(pilot, app, "build and test")
         rule = prompt.current.suggested_rule
         assert rule and len(rule) > 30
         answers = ["y yes", f"a yes, and don't ask again for {rule}", "n no", "e no, and tell the model why"]
