@@ -113,7 +113,7 @@ class Conversation:
         run = self._text_run
         if run is None or run.index != event.index:
             await self._end_text_run()
-            run = TextRun(self._app, self.transcript, event.index, self._attempt_widgets)
+            run = TextRun(self.transcript, event.index, self._attempt_widgets)
             self._text_run = run
         await run.write(event.text)
         # The gauge's estimate follows on the next tick (it redraws at that pace anyway).

@@ -3,8 +3,8 @@
 The run (one text content block) is cut into segments at paragraph
 boundaries (`segments.py`).  The segment being written lives in an
 `AssistantText`: one widget whose Markdown source grows with each batch and
-is rendered again (by `markdown_lite`, as finished text is) at most once a
-frame.  Once the stream has moved past a segment, that widget keeps what it
+is rendered again (by `markdown_lite`, as finished text is) at most 30 times
+a second.  Once the stream has moved past a segment, that widget keeps what it
 shows and a new one takes the next segment, so the text rendered again on
 each frame stays short however long the answer is.
 
@@ -26,7 +26,6 @@ import contextlib
 import gc
 from typing import TYPE_CHECKING
 
-from textual.app import App
 from textual.widget import Widget
 
 from .segments import SegmentSplitter
@@ -92,11 +91,8 @@ def group_segments(texts: list[str], limit: int = FROZEN_CHARS) -> list[str]:
 
 
 class TextRun:
-    def __init__(
-        self, app: App[object], transcript: Transcript, index: int, mounted: list[Widget] | None = None
-    ) -> None:
+    def __init__(self, transcript: Transcript, index: int, mounted: list[Widget] | None = None) -> None:
         self.index = index
-        self._app = app
         self._transcript = transcript
         # Every widget the run mounts is also recorded here (so a discarded attempt can be removed).
         self._mounted = mounted if mounted is not None else []
