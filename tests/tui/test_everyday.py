@@ -17,6 +17,7 @@ from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
+from agent_tui.tui.widgets.answer import AssistantText
 from agent_tui.tui.widgets.markdown_lite import render_markdown
 from tests.loopback import hang, reply, text, tool_use
 
@@ -107,6 +108,12 @@ async def test_ctrl_c_copies_selected_text_with_osc_52_instead_of_stopping(api, 
         await pilot.pause()
         assert app.clipboard == "› say something"
         assert app.is_running
+        # The answer's text too, as laid out (it is drawn by agent-tui's own Markdown renderer).
+        app.transcript.query(AssistantText).last().text_select_all()
+        await pilot.pause()
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.clipboard == "Copy this sentence, please."
         # Nothing selected any more: Ctrl+C is Stop / quit again.
         await pilot.press("ctrl+c")
         await pilot.pause()

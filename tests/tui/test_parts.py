@@ -72,6 +72,27 @@ def test_frozen_markdown_renders_the_usual_blocks():
     assert "1 │ 22" in plain
 
 
+def test_lines_that_wrap_keep_their_block_s_indent_marker_and_gutter():
+    source = (
+        "- a list item long enough to wrap at thirty columns\n"
+        "  1. a nested numbered item that wraps as well\n\n"
+        "> a quote that wraps onto its next line\n\n"
+        "```\nx = 'one long line of code that wraps'\n```\n"
+    )
+    lines = render_markdown(source).layout(30).plain.split("\n")
+    assert all(len(line) <= 30 for line in lines)
+    assert lines[:4] == [
+        "• a list item long enough to",
+        "  wrap at thirty columns",
+        "  1. a nested numbered item",
+        "     that wraps as well",
+    ]
+    quote = [line for line in lines if line.startswith("▌")]
+    code = [line for line in lines if line.startswith("│")]
+    assert len(quote) == 2 and len(code) == 2
+    assert " ".join(line[2:].rstrip() for line in code) == "x = 'one long line of code that wraps'"
+
+
 def test_the_builtin_themes_load_as_data():
     themes, problems = load_themes([BUILTIN_DIR])
     assert problems == []

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from time import monotonic
 
-from textual.content import Content
 from textual.widget import Widget
 
-from .markdown_lite import render_markdown
+from .markdown_lite import MarkdownVisual, Selectable, render_markdown
 
 # Text a fast model streams shows within a frame or two, without a redraw per delta.
 REDRAWS_PER_SECOND = 30
 
 
-class AssistantText(Widget):
+class AssistantText(Selectable, Widget):
     """One run of assistant text while it streams; `source` is the text so far."""
 
     DEFAULT_CSS = "AssistantText { height: auto; }"
@@ -28,7 +27,7 @@ class AssistantText(Widget):
     def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self.source = ""
-        self._content: Content | None = None
+        self._content: MarkdownVisual | None = None
         self._redrawn_at = float("-inf")
         self._redraw_due = False
 
@@ -57,7 +56,7 @@ class AssistantText(Widget):
         self._redrawn_at = monotonic()
         self.refresh(layout=True)
 
-    def render(self) -> Content:
+    def render(self) -> MarkdownVisual:
         if self._content is None:
             self._content = render_markdown(self.source)
         return self._content

@@ -15,12 +15,18 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from textual.content import Content, Span
+from textual.visual import Visual
 from textual.widgets import Static
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
     from pygments.lexer import Lexer
+    from textual.css.styles import RulesMap
+    from textual.selection import Selection
+    from textual.strip import Strip
+    from textual.style import Style
+    from textual.visual import RenderOptions
 
 _HEADING_STYLES = {
     "h1": "$markdown-h1-color $markdown-h1-text-style",
@@ -142,10 +148,52 @@ def _highlight(code: str, language: str | None) -> Content:
     return Content(code, spans=spans).stylize_before("$text")
 
 
-def render_markdown(source: str) -> Content:
-    """The Markdown `source` as styled text (blocks separated by blank lines)."""
+class MarkdownVisual(Visual):
+    """Markdown blocks laid out for the width they are drawn at.
+
+    Each block has a prefix for its first line and one for every other line, the
+    lines it wraps to included: a list item's marker and then its hanging indent,
+    a quote's bar, a code block's gutter.  (A plain `Content` would wrap those
+    lines back to column 0.)"""
+
+    def __init__(self, blocks: list[tuple[Content, Content, Content, bool]]) -> None:
+        self._blocks = blocks  # (body, first-line prefix, other-lines prefix, blank line before it)
+        self._layout: tuple[int, Content] | None = None
+
+    def layout(self, width: int) -> Content:
+        """The blocks as lines of at most `width` cells (where a prefix leaves room)."""
+        if self._layout is not None and self._layout[0] == width:
+            return self._layout[1]
+        lines: list[Content] = []
+        for n, (body, first, rest, gap) in enumerate(self._blocks):
+            if n and gap:
+                lines.append(Content(""))
+            room = max(width - max(first.cell_length, rest.cell_length), 1)
+            for row, line in enumerate(body.wrap(room)):
+                lines.append((rest if row else first) + line)
+        content = Content("\n").join(lines)
+        self._layout = (width, content)
+        return content
+
+    @property
+    def plain(self) -> str:
+        """The text, wrapped only where the source has line breaks."""
+        return self.layout(1 << 20).plain
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        return self.layout(width).render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return container_width
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return len(self.layout(width).plain.split("\n")) if self._blocks else 0
+
+
+def render_markdown(source: str) -> MarkdownVisual:
+    """The Markdown `source` as styled blocks (separated by blank lines)."""
     tokens = _parser().parse(source)
-    blocks: list[tuple[Content, bool]] = []  # (block, blank line before it)
+    blocks: list[tuple[Content, Content, Content, bool]] = []
     list_opened = False
     # A stack of list markers: None for bullets, else the next number.
     lists: list[int | None] = []
@@ -153,27 +201,21 @@ def render_markdown(source: str) -> Content:
     quote = 0
     i = 0
 
-    def add(block: Content) -> None:
+    def add(block: Content, gutter: Content | None = None) -> None:
         nonlocal list_opened
         # Items of a list follow one another; everything else is a paragraph apart.
         gap = not lists or (list_opened and len(lists) == 1)
         list_opened = False
-        indent = "  " * max(len(lists) - 1, 0)
-        prefix = Content.styled("▌ " * quote, "$text-muted") if quote else Content("")
+        outer = Content.styled("▌ " * quote, "$text-muted") if quote else Content("")
+        if lists:
+            outer += Content("  " * (len(lists) - 1))
+        first = rest = outer + Content("  ") if lists else outer
         if pending_prefix:
             marker = pending_prefix.pop()
-            first, _, rest = block.partition("\n") if "\n" in block.plain else (block, "", Content(""))
-            hang = " " * marker.cell_length
-            lines = [prefix + Content(indent) + marker + first]
-            if rest.plain:
-                lines += [prefix + Content(indent + hang) + line for line in rest.split("\n")]
-            blocks.append((Content("\n").join(lines), gap))
-        elif lists:
-            hang = "  "
-            lines = (prefix + Content(indent + hang) + line for line in block.split("\n"))
-            blocks.append((Content("\n").join(lines), gap))
-        else:
-            blocks.append((Content("\n").join(prefix + line for line in block.split("\n")) if quote else block, gap))
+            first, rest = outer + marker, outer + Content(" " * marker.cell_length)
+        if gutter is not None:
+            first, rest = first + gutter, rest + gutter
+        blocks.append((block, first, rest, gap))
 
     while i < len(tokens):
         token = tokens[i]
@@ -185,8 +227,7 @@ def render_markdown(source: str) -> Content:
             add(_inline(token))
         elif kind in ("fence", "code_block"):
             language = token.info.split()[0] if token.info.strip() else None
-            code = _highlight(token.content.rstrip("\n"), language)
-            add(Content("\n").join(Content.styled("│ ", "$text-muted") + line for line in code.split("\n")))
+            add(_highlight(token.content.rstrip("\n"), language), gutter=Content.styled("│ ", "$text-muted"))
         elif kind == "bullet_list_open":
             lists.append(None)
             list_opened = True
@@ -214,15 +255,21 @@ def render_markdown(source: str) -> Content:
         elif kind == "html_block":
             add(Content(token.content.rstrip("\n")))
         i += 1
-    out: list[Content] = []
-    for n, (block, gap) in enumerate(blocks):
-        if n:
-            out.append(Content("\n\n" if gap else "\n"))
-        out.append(block)
-    return Content("").join(out)
+    return MarkdownVisual(blocks)
 
 
-class FrozenMarkdown(Static):
+class Selectable:
+    """Mouse selection reads the text as laid out (Textual's own reading wants a `Content`)."""
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        visual = self._render()  # type: ignore[attr-defined]
+        if not isinstance(visual, MarkdownVisual):
+            return super().get_selection(selection)  # type: ignore[misc]
+        text = visual.layout(self.content_region.width or 80).plain  # type: ignore[attr-defined]
+        return selection.extract(text), "\n"
+
+
+class FrozenMarkdown(Selectable, Static):
     def __init__(self, source: str, *, classes: str | None = None) -> None:
         super().__init__(render_markdown(source), classes=classes, markup=False)
         self.source = source
