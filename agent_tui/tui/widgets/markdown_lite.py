@@ -158,12 +158,9 @@ class MarkdownVisual(Visual):
 
     def __init__(self, blocks: list[tuple[Content, Content, Content, bool]]) -> None:
         self._blocks = blocks  # (body, first-line prefix, other-lines prefix, blank line before it)
-        self._layout: tuple[int, Content] | None = None
+        self._layout: tuple[int, Content, int] | None = None  # (width, lines, how many)
 
-    def layout(self, width: int) -> Content:
-        """The blocks as lines of at most `width` cells (where a prefix leaves room)."""
-        if self._layout is not None and self._layout[0] == width:
-            return self._layout[1]
+    def _lines(self, width: int) -> list[Content]:
         lines: list[Content] = []
         for n, (body, first, rest, gap) in enumerate(self._blocks):
             if n and gap:
@@ -171,14 +168,22 @@ class MarkdownVisual(Visual):
             room = max(width - max(first.cell_length, rest.cell_length), 1)
             for row, line in enumerate(body.wrap(room)):
                 lines.append((rest if row else first) + line)
-        content = Content("\n").join(lines)
-        self._layout = (width, content)
-        return content
+        return lines
+
+    def _laid_out(self, width: int) -> tuple[int, Content, int]:
+        if self._layout is None or self._layout[0] != width:
+            lines = self._lines(width)
+            self._layout = (width, Content("\n").join(lines), len(lines))
+        return self._layout
+
+    def layout(self, width: int) -> Content:
+        """The blocks as lines of at most `width` cells (where a prefix leaves room)."""
+        return self._laid_out(width)[1]
 
     @property
     def plain(self) -> str:
         """The text, wrapped only where the source has line breaks."""
-        return self.layout(1 << 20).plain
+        return Content("\n").join(self._lines(1 << 20)).plain
 
     def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
         return self.layout(width).render_strips(width, height, style, options)
@@ -187,7 +192,7 @@ class MarkdownVisual(Visual):
         return container_width
 
     def get_height(self, rules: RulesMap, width: int) -> int:
-        return len(self.layout(width).plain.split("\n")) if self._blocks else 0
+        return self._laid_out(width)[2]
 
 
 def render_markdown(source: str) -> MarkdownVisual:
