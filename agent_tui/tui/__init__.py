@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 
-if "TEXTUAL_FPS" in os.environ:
-    import textual.constants  # noqa: F401
-else:
+if "TEXTUAL_FPS" not in os.environ:
     os.environ["TEXTUAL_FPS"] = "120"
     try:
         import textual.constants  # noqa: F401

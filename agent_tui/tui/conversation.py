@@ -61,7 +61,6 @@ class Conversation:
         self._tool_calls: weakref.WeakValueDictionary[str, ToolCall] = weakref.WeakValueDictionary()
         self._turn: TurnRecord | None = None
         self._text_run: TextRun | None = None
-        # Finished answers still drawn by Markdown widgets, frozen at the next prompt.
         self._thinking: ThinkingBlock | None = None
         # Notices shown so far that carry an id (a request's retries), to update in place.
         self._notice_rows: dict[str, Notice] = {}

@@ -21,7 +21,6 @@ def _load_for_first_answer() -> None:
     import httpcore2  # noqa: F401
 
     from ..engine.models import transport  # noqa: F401  (httpx2)
-    from .widgets import answer  # noqa: F401
     from .widgets.markdown_lite import _lexer, _parser
 
     _parser()

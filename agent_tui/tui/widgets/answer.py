@@ -27,7 +27,7 @@ class AssistantText(Selectable, Widget):
     def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self.source = ""
-        self._content: MarkdownVisual | None = None
+        self._visual: MarkdownVisual | None = None
         self._redrawn_at = float("-inf")
         self._redraw_due = False
 
@@ -35,7 +35,7 @@ class AssistantText(Selectable, Widget):
         if not text:
             return
         self.source += text
-        self._content = None
+        self._visual = None
         if self._redraw_due:
             return  # the redraw already asked for shows this text too
         wait = self._redrawn_at + 1 / REDRAWS_PER_SECOND - monotonic()
@@ -57,6 +57,6 @@ class AssistantText(Selectable, Widget):
         self.refresh(layout=True)
 
     def render(self) -> MarkdownVisual:
-        if self._content is None:
-            self._content = render_markdown(self.source)
-        return self._content
+        if self._visual is None:
+            self._visual = render_markdown(self.source)
+        return self._visual
