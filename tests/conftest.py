@@ -74,6 +74,7 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENT_TUI_DATA_DIR", str(tmp_path_factory.mktemp("user-data")))
         mp.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
+        mp.setenv("AGENT_TUI_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
         for var, _key in ENV_VARS:
             if var.startswith("AGENT_TUI_"):
                 mp.delenv(var, raising=False)

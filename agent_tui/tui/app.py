@@ -30,6 +30,8 @@ from textual.worker import Worker, WorkerState
 
 from ..config import LOCAL_SETTINGS
 from .commands import key_label, menu_commands, palette_entries, parse_slash, run_slash
+from .css_cache import CachedStylesheet
+from .css_cache import cache_dir as css_cache_dir
 from .notify import Notifier
 from .start import SessionStart
 from .state import CompactionStatus
@@ -79,6 +81,8 @@ class AgentApp(App[int], inherit_bindings=False):
         mcp_json_pending: dict[str, dict] | None = None,
     ) -> None:
         super().__init__()
+        # Parsed once, then read back by later runs: parsing is a tenth of the time to the first frame.
+        self.stylesheet = CachedStylesheet(variables=self.get_css_variables(), folder=css_cache_dir())
         # None until the session is made: right after the first frame when given a SessionStart.
         self.session: Session | None
         if isinstance(session, SessionStart):
@@ -187,7 +191,12 @@ class AgentApp(App[int], inherit_bindings=False):
                 self.exit(return_code=2, message=f"agent-tui: {exc}")
                 return
             self._attach(session, pending)
+        self._save_parsed_css()
         await asyncio.to_thread(self._start.model.prepare)
+
+    def _save_parsed_css(self) -> None:
+        if isinstance(self.stylesheet, CachedStylesheet):
+            self.stylesheet.save()
 
     def _attach(self, session: Session, mcp_json_pending: dict[str, dict]) -> None:
         """Wire the session to the view; then start it (after the `.mcp.json` question, if any)."""
@@ -417,6 +426,7 @@ class AgentApp(App[int], inherit_bindings=False):
         self.exit(0)
 
     async def on_unmount(self) -> None:
+        self._save_parsed_css()  # and what widgets mounted since the first frame brought
         for signum in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(signum)

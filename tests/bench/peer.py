@@ -99,6 +99,7 @@ def agent_env(url: str) -> dict[str, str]:
     # Transcripts and settings of benchmark runs stay out of the user's folders.
     env["AGENT_TUI_DATA_DIR"] = str(SCRATCH / "data")
     env["AGENT_TUI_CONFIG_DIR"] = str(SCRATCH / "config")
+    env["AGENT_TUI_CACHE_DIR"] = str(SCRATCH / "cache")
     return env
 
 

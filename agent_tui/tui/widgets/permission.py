@@ -13,7 +13,6 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
@@ -86,16 +85,23 @@ class PermissionPrompt(Vertical, can_focus=True):
         super().__init__(id=id)
         self.cwd = cwd
         self.pending: deque[PermissionRequested] = deque()
+        self._built = False
 
-    def compose(self) -> ComposeResult:
-        yield Static("", id="permission-title", markup=False)
+    def _build(self) -> None:
+        """The prompt's parts, made for its first request rather than for the first frame
+        (which they would slow by a few hundredths of a second)."""
+        if self._built:
+            return
+        self._built = True
         # The command and diff scroll together, so the answer keys below always fit.
-        with VerticalScroll(id="permission-body"):
-            yield Static("", id="permission-subject", markup=False)
-            yield DiffView(id="permission-diff")
-        yield Static("", id="permission-keys", markup=False)
-        with Vertical(id="permission-feedback-row"):
-            yield FeedbackInput(placeholder="Tell the model what to do instead, then Enter", id="permission-feedback")
+        body = VerticalScroll(id="permission-body")
+        feedback_row = Vertical(id="permission-feedback-row")
+        self.mount(Static("", id="permission-title", markup=False), body,
+                   Static("", id="permission-keys", markup=False), feedback_row)
+        body.mount(Static("", id="permission-subject", markup=False), DiffView(id="permission-diff"))
+        feedback_row.mount(
+            FeedbackInput(placeholder="Tell the model what to do instead, then Enter", id="permission-feedback")
+        )
 
     def fit(self, width: int, height: int) -> None:
         """Cap the scrolling body so the title, the answer keys and a few lines of the
@@ -111,6 +117,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         return self.pending[0] if self.pending else None
 
     def push(self, request: PermissionRequested) -> None:
+        self._build()
         self.pending.append(request)
         if len(self.pending) == 1:
             self._show()

@@ -76,16 +76,26 @@ class PromptInput(TextArea):
         self._history_index: int | None = None
         self._draft = ""
         self._completions: list[Completion] = []
+        self._menu: CompletionMenu | None = None
 
     # ------------------------------------------------------------ menu
 
     @property
     def menu(self) -> CompletionMenu:
-        return self.screen.query_one(CompletionMenu)
+        """The menu, mounted above the input when it first has candidates (not for the first frame)."""
+        if self._menu is None:
+            self._menu = CompletionMenu(id="completion-menu")
+            self._menu.display = False
+            self.parent.mount(self._menu, before=self)
+        return self._menu
 
     @property
     def menu_open(self) -> bool:
-        return bool(self._completions) and self.menu.display
+        return bool(self._completions) and self._menu is not None and self._menu.display
+
+    def _hide_menu(self) -> None:
+        if self._menu is not None:
+            self._menu.display = False
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._update_completions()
@@ -114,14 +124,15 @@ class PromptInput(TextArea):
                     completions.append(Completion(start, f"@{path}" + (" " if final else ""), final))
                     labels.append(Content(f"@{path}"))
         self._completions = completions
-        menu = self.menu
-        menu.clear_options()
         if completions:
+            menu = self.menu
+            menu.clear_options()
             menu.add_options(Option(label) for label in labels)
             menu.highlighted = 0
             menu.display = True
-        else:
-            menu.display = False
+        elif self._menu is not None:
+            self._menu.clear_options()
+            self._menu.display = False
 
     def _accept(self) -> None:
         menu = self.menu
@@ -133,7 +144,7 @@ class PromptInput(TextArea):
         self.replace(completion.text, (row, completion.replace_from), (row, column))
         if completion.final:
             self._completions = []
-            menu.display = False
+            self._hide_menu()
 
     def _typed_in_full(self) -> bool:
         """The highlighted candidate is exactly what was typed (then Enter sends)."""
@@ -152,7 +163,7 @@ class PromptInput(TextArea):
 
     def action_close_menu(self) -> None:
         self._completions = []
-        self.menu.display = False
+        self._hide_menu()
 
     def action_complete(self) -> None:
         if self.menu_open:
@@ -248,7 +259,7 @@ class PromptInput(TextArea):
 
 
 class InputArea(Vertical):
-    """The completion menu above the input box."""
+    """The input box, and the completion menu above it while there are candidates."""
 
     def __init__(self, cwd: Path, commands: Callable[[], Sequence[SlashCommand]], *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -256,7 +267,4 @@ class InputArea(Vertical):
         self._commands = commands
 
     def compose(self) -> ComposeResult:
-        menu = CompletionMenu(id="completion-menu")
-        menu.display = False
-        yield menu
         yield PromptInput(self._cwd, self._commands, id="prompt-input")

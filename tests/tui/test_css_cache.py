@@ -1,0 +1,166 @@
+"""Parsed CSS kept between runs: read back exactly as parsed, found only for the same CSS
+and theme, and never in the way (a damaged file is parsed around, bad CSS still fails)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.css import parse as css_parse
+from textual.css.stylesheet import StylesheetParseError
+from textual.widgets import Footer, Input, TextArea
+
+from agent_tui.tui import css_cache
+from agent_tui.tui.app import AgentApp
+from agent_tui.tui.css_cache import CachedStylesheet
+from tests.loopback import LoopbackServer
+
+from .helpers import make_app
+
+APP_CSS = (Path(css_cache.__file__).parent / "app.tcss").read_text()
+SOURCES = [
+    (APP_CSS, ("app.tcss", ""), False, 0, ""),
+    (TextArea.DEFAULT_CSS, ("textual", "TextArea.DEFAULT_CSS"), True, -2, "TextArea"),
+    (Input.DEFAULT_CSS, ("textual", "Input.DEFAULT_CSS"), True, -2, "Input"),
+    (Footer.DEFAULT_CSS, ("textual", "Footer.DEFAULT_CSS"), True, -1, "Footer"),
+]
+
+
+def theme_variables() -> dict[str, str]:
+    from textual.app import App
+
+    return App().get_css_variables()
+
+
+def stylesheet(folder: Path, variables: dict[str, str], sources=SOURCES) -> CachedStylesheet:
+    sheet = CachedStylesheet(variables=variables, folder=folder)
+    for css, read_from, is_default, tie_breaker, scope in sources:
+        sheet.add_source(css, read_from=read_from, is_default_css=is_default, tie_breaker=tie_breaker, scope=scope)
+    return sheet
+
+
+class CountingParse:
+    """Counts calls of Textual's CSS parser (what the cache saves)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        original = css_parse.parse
+
+        def parse(*args, **kwargs):
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr("textual.css.stylesheet.parse", parse)
+
+
+def test_rules_read_back_are_the_rules_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    variables = theme_variables()
+    parser = CountingParse(monkeypatch)
+    first = stylesheet(tmp_path, variables)
+    parsed = [rule.css for rule in first.rules]
+    assert parser.calls == len(SOURCES)
+    first.save()
+
+    second = stylesheet(tmp_path, variables)
+    assert [rule.css for rule in second.rules] == parsed
+    assert parser.calls == len(SOURCES)  # every source came from the file
+    assert [r.selector_names for r in second.rules] == [r.selector_names for r in first.rules]
+    assert [r.is_default_rules for r in second.rules] == [r.is_default_rules for r in first.rules]
+    assert [r.tie_breaker for r in second.rules] == [r.tie_breaker for r in first.rules]
+
+
+def test_changed_css_is_parsed_again_and_both_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    variables = theme_variables()
+    old = stylesheet(tmp_path, variables)
+    old.rules
+    old.save()
+    changed = [(APP_CSS + "\nGauge { height: 3; }\n", *SOURCES[0][1:]), *SOURCES[1:]]
+    parser = CountingParse(monkeypatch)
+    new = stylesheet(tmp_path, variables, changed)
+    assert any(rule.css.startswith("Gauge") and "height: 3" in rule.css for rule in new.rules)
+    assert parser.calls == 1  # the edited file only
+    new.save()
+    again = stylesheet(tmp_path, variables)
+    again.rules
+    assert parser.calls == 1  # the old text is still there for a run of the old version
+
+
+def test_another_theme_has_its_own_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    variables = theme_variables()
+    dark = stylesheet(tmp_path, variables)
+    dark.rules
+    dark.save()
+    light_variables = {**variables, "primary": "#ff0000"}
+    parser = CountingParse(monkeypatch)
+    light = stylesheet(tmp_path, light_variables)
+    light.rules
+    assert parser.calls == len(SOURCES)  # variables are substituted while parsing: nothing to reuse
+    light.save()
+    assert len(list(tmp_path.glob("css-*.pickle"))) == 2
+
+
+def test_a_damaged_file_is_parsed_around_and_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    variables = theme_variables()
+    first = stylesheet(tmp_path, variables)
+    parsed = [rule.css for rule in first.rules]
+    first.save()
+    [path] = tmp_path.glob("css-*.pickle")
+    path.write_bytes(path.read_bytes()[:100])  # cut short, as by a full disk
+    parser = CountingParse(monkeypatch)
+    second = stylesheet(tmp_path, variables)
+    assert [rule.css for rule in second.rules] == parsed
+    assert parser.calls == len(SOURCES)
+    second.save()
+    third = stylesheet(tmp_path, variables)
+    third.rules
+    assert parser.calls == len(SOURCES)  # the file was written whole again
+
+
+def test_an_unwritable_folder_costs_nothing_but_the_speed_up(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    sheet = stylesheet(blocker / "cache", theme_variables())
+    assert sheet.rules
+    sheet.save()  # no error: the cache is only a speed-up
+
+
+def test_css_with_errors_still_fails_and_is_not_stored(tmp_path: Path) -> None:
+    bad = [("Gauge { heigth: 3; }", ("bad.tcss", ""), False, 0, "")]
+    for _ in range(2):
+        sheet = stylesheet(tmp_path, theme_variables(), bad)
+        with pytest.raises(StylesheetParseError):
+            sheet.parse()
+        sheet.save()
+    assert not list(tmp_path.glob("css-*.pickle"))
+
+
+async def test_the_app_reads_back_what_its_last_run_parsed(
+    api: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    screens = []
+    parses = []
+    for _ in range(2):
+        parser = CountingParse(monkeypatch)
+        app, _recorded = make_app(api, tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screens.append(app.export_screenshot())
+        parses.append(parser.calls)
+    assert parses[0] > 10  # the app's CSS and every widget's
+    assert parses[1] == 0
+    assert screens[1] == screens[0]
+
+
+def test_a_file_is_used_only_for_what_it_was_made_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """File names are short hashes: a file found under another theme's name is not read as its."""
+    variables = theme_variables()
+    dark = stylesheet(tmp_path, variables)
+    dark.rules
+    dark.save()
+    [path] = tmp_path.glob("css-*.pickle")
+    light = stylesheet(tmp_path, {**variables, "primary": "#ff0000"})
+    path.rename(light._path())  # as if both names were the same
+    parser = CountingParse(monkeypatch)
+    light.rules
+    assert parser.calls == len(SOURCES)
