@@ -11,7 +11,6 @@ from textual.css.stylesheet import StylesheetParseError
 from textual.widgets import Footer, Input, TextArea
 
 from agent_tui.tui import css_cache
-from agent_tui.tui.app import AgentApp
 from agent_tui.tui.css_cache import CachedStylesheet
 from tests.loopback import LoopbackServer
 
@@ -72,7 +71,7 @@ def test_rules_read_back_are_the_rules_parsed(tmp_path: Path, monkeypatch: pytes
 def test_changed_css_is_parsed_again_and_both_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     variables = theme_variables()
     old = stylesheet(tmp_path, variables)
-    old.rules
+    old.parse()
     old.save()
     changed = [(APP_CSS + "\nGauge { height: 3; }\n", *SOURCES[0][1:]), *SOURCES[1:]]
     parser = CountingParse(monkeypatch)
@@ -81,19 +80,19 @@ def test_changed_css_is_parsed_again_and_both_are_kept(tmp_path: Path, monkeypat
     assert parser.calls == 1  # the edited file only
     new.save()
     again = stylesheet(tmp_path, variables)
-    again.rules
+    again.parse()
     assert parser.calls == 1  # the old text is still there for a run of the old version
 
 
 def test_another_theme_has_its_own_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     variables = theme_variables()
     dark = stylesheet(tmp_path, variables)
-    dark.rules
+    dark.parse()
     dark.save()
     light_variables = {**variables, "primary": "#ff0000"}
     parser = CountingParse(monkeypatch)
     light = stylesheet(tmp_path, light_variables)
-    light.rules
+    light.parse()
     assert parser.calls == len(SOURCES)  # variables are substituted while parsing: nothing to reuse
     light.save()
     assert len(list(tmp_path.glob("css-*.pickle"))) == 2
@@ -112,7 +111,7 @@ def test_a_damaged_file_is_parsed_around_and_replaced(tmp_path: Path, monkeypatc
     assert parser.calls == len(SOURCES)
     second.save()
     third = stylesheet(tmp_path, variables)
-    third.rules
+    third.parse()
     assert parser.calls == len(SOURCES)  # the file was written whole again
 
 
@@ -156,11 +155,11 @@ def test_a_file_is_used_only_for_what_it_was_made_for(tmp_path: Path, monkeypatc
     """File names are short hashes: a file found under another theme's name is not read as its."""
     variables = theme_variables()
     dark = stylesheet(tmp_path, variables)
-    dark.rules
+    dark.parse()
     dark.save()
     [path] = tmp_path.glob("css-*.pickle")
     light = stylesheet(tmp_path, {**variables, "primary": "#ff0000"})
     path.rename(light._path())  # as if both names were the same
     parser = CountingParse(monkeypatch)
-    light.rules
+    light.parse()
     assert parser.calls == len(SOURCES)
