@@ -29,7 +29,6 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from ..config import LOCAL_SETTINGS
-from .commands import key_label, menu_commands, palette_entries, parse_slash, run_slash
 from .css_cache import CachedStylesheet
 from .css_cache import cache_dir as css_cache_dir
 from .notify import Notifier
@@ -40,9 +39,7 @@ from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
 from .widgets.permission import PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
-from .widgets.thinking import ThinkingBlock
 from .widgets.timeline import Timeline, TimelineStrip
-from .widgets.tool_call import ToolCall
 from .widgets.transcript import Notice, Transcript
 
 # The engine loads after the first frame (`start.py`): these are imported where used.
@@ -50,6 +47,7 @@ if TYPE_CHECKING:
     from ..engine import events as ev
     from ..engine.session import Session
     from .bridge import Bridge, EngineEvents
+    from .commands import SlashCommand
     from .mentions import Prompt
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
@@ -144,9 +142,16 @@ class AgentApp(App[int], inherit_bindings=False):
         yield PermissionPrompt(self._start.cwd, id="permission")
         yield Static("", id="queued", markup=False)
         yield Static("", id="activity", markup=False)
-        yield InputArea(self._start.cwd, lambda: menu_commands(self.session), id="input-area")
+        yield InputArea(self._start.cwd, self._menu_commands, id="input-area")
         yield Gauge(lambda: self.clock(), id="gauge")
         yield Footer(id="footer")
+
+    def _menu_commands(self) -> list[SlashCommand]:
+        """The slash commands the completion menu offers now (the slash-command table loads
+        when the menu first opens, not for the first frame)."""
+        from .commands import menu_commands
+
+        return menu_commands(self.session)
 
     def on_mount(self) -> None:
         # Looked up once: handlers and the ticker run until the very end of the app.
@@ -317,6 +322,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def _take_input(self, text: str) -> None:
         from ..engine.claude_files import find_command
+        from .commands import parse_slash
 
         parsed = parse_slash(text)
         if parsed is not None:
@@ -473,6 +479,9 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def action_expand_output(self) -> None:
         """Expand or collapse the latest tool output or thinking block."""
+        from .widgets.thinking import ThinkingBlock
+        from .widgets.tool_call import ToolCall
+
         for entry in reversed(self.transcript.children):
             if isinstance(entry, ThinkingBlock) or (
                 isinstance(entry, ToolCall) and (entry.has_output or entry.expanded)
@@ -505,6 +514,8 @@ class AgentApp(App[int], inherit_bindings=False):
         self.prompt_input.focus()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from .commands import palette_entries
+
         for entry in palette_entries(self.key_display):
             if entry.slash:
                 yield SystemCommand(entry.title, entry.help, partial(self.run_slash_later, entry.slash))
@@ -514,6 +525,8 @@ class AgentApp(App[int], inherit_bindings=False):
         yield from super().get_system_commands(screen)
 
     def run_slash_later(self, name: str, arg: str = "") -> None:
+        from .commands import run_slash
+
         self._soon(lambda: self.run_worker(run_slash(self, name, arg), group="slash", exit_on_error=False))
 
     def key_display(self, binding_id: str) -> str:
@@ -522,6 +535,8 @@ class AgentApp(App[int], inherit_bindings=False):
         if keys is None:
             binding = self._bindings_by_id().get(binding_id)
             keys = binding.key if binding is not None else ""
+        from .commands import key_label
+
         return key_label(keys)
 
     @classmethod
@@ -584,6 +599,8 @@ class AgentApp(App[int], inherit_bindings=False):
             if self.session.fork_notice:
                 self.say(self.session.fork_notice, kind="error")
         if self._pick_session:
+            from .commands import run_slash
+
             await run_slash(self, "resume", "")
         if self._initial_prompt:
             self.submit_prompt(self._initial_prompt)

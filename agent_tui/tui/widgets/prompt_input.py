@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.app import ComposeResult
@@ -22,8 +23,8 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from ..commands import SlashCommand
-from ..mentions import path_candidates
+if TYPE_CHECKING:  # the commands' table and path completion load after the first frame
+    from ..commands import SlashCommand
 
 _SLASH_WORD = re.compile(r"^/(\S*)$")
 _MENTION_TAIL = re.compile(r"(?:^|\s)@((?:\\ |[^\s])*)$")
@@ -117,6 +118,8 @@ class PromptInput(TextArea):
         else:
             mention = _MENTION_TAIL.search(line)
             if mention:
+                from ..mentions import path_candidates
+
                 partial = mention.group(1)
                 start = column - len(partial) - 1
                 for path in path_candidates(partial, self.cwd):
