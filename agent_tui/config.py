@@ -21,7 +21,6 @@ JSON raises `SettingsError` (the start is refused) rather than losing its deny r
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, MutableMapping
@@ -436,18 +435,21 @@ def _read_file(path: Path, problems: list[str], *, missing_ok: bool) -> dict[str
 
 
 # JSONC, as editors write settings: comments, and a comma before a closing bracket.  Strings
-# match first so that nothing inside one is touched.
-_COMMENTS = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
-_TRAILING_COMMAS = re.compile(r'("(?:\\.|[^"\\])*")|,(\s*[}\]])')
+# match first so that nothing inside one is touched.  (Compiled on first use, by `re`'s cache:
+# most starts read no file that needs them.)
+_COMMENTS = r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/'
+_TRAILING_COMMAS = r'("(?:\\.|[^"\\])*")|,(\s*[}\]])'
 
 
 def _relaxed(text: str) -> str:
     """`text` without comments and trailing commas."""
-    text = _COMMENTS.sub(lambda m: m.group(1) or "", text)
-    return _TRAILING_COMMAS.sub(lambda m: m.group(1) or m.group(2), text)
+    text = re.sub(_COMMENTS, lambda m: m.group(1) or "", text, flags=re.S)
+    return re.sub(_TRAILING_COMMAS, lambda m: m.group(1) or m.group(2), text)
 
 
 def _parse_json(text: str, where: str, problems: list[str]) -> dict[str, Any] | None:
+    import json  # only when a settings file exists: not on a bare start's path
+
     try:
         data = json.loads(text)
     except ValueError as exc:

@@ -10,7 +10,9 @@ import os
 import pytest
 
 from agent_tui.engine.messages import check_history
-from agent_tui.engine.models.base import (
+from agent_tui.engine.models.demo.model import SPEED_ENV, DemoModel
+from agent_tui.engine.models.demo.plan import working_directory
+from agent_tui.engine.models.stream import (
     BlockDelta,
     BlockStart,
     BlockStop,
@@ -19,8 +21,6 @@ from agent_tui.engine.models.base import (
     MessageStop,
     ModelRequest,
 )
-from agent_tui.engine.models.demo.model import SPEED_ENV, DemoModel
-from agent_tui.engine.models.demo.plan import working_directory
 
 SCHEMA = {"type": "object", "properties": {}}
 ALL_TOOLS = [{"name": n, "input_schema": SCHEMA} for n in ("Read", "Glob", "Grep", "Bash", "Write")]

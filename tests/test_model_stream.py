@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 
 from agent_tui.engine.models.anthropic import AnthropicModel
-from agent_tui.engine.models.base import (
+from agent_tui.engine.models.base import ModelError
+from agent_tui.engine.models.stream import (
     BlockDelta,
     BlockStart,
     BlockStop,
     MessageDelta,
     MessageStart,
     MessageStop,
-    ModelError,
     ModelRequest,
     StreamEvent,
 )

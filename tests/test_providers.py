@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.engine.models.base import BlockStop, MessageStop, ModelError, ModelRequest
+from agent_tui.engine.models.base import ModelError
 from agent_tui.engine.models.providers import ProviderModel, provider_from_env
+from agent_tui.engine.models.stream import BlockStop, MessageStop, ModelRequest
 from tests.loopback import reply, status, thinking, tool_use
 
 AGENT = str(Path(sys.executable).with_name("agent-tui"))

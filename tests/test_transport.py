@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent_tui.engine.models.anthropic import AnthropicModel
-from agent_tui.engine.models.base import ModelError, ModelRequest
+from agent_tui.engine.models.base import ModelError
+from agent_tui.engine.models.stream import ModelRequest
 from tests.loopback import LoopbackServer, reply, status
 
 MODEL = "claude-loopback-test"

@@ -31,7 +31,8 @@ from ..messages import (
     text_block,
     user_message,
 )
-from ..models.base import BlockDelta, MessageStop, ModelError, ModelRequest, output_cap_for
+from ..models.base import ModelError, output_cap_for
+from ..models.stream import BlockDelta, MessageStop, ModelRequest
 from ..pricing import add_usage
 from .window import CHARS_PER_TOKEN, PipelineEnv, estimate_text, estimate_tokens, message_chars
 

@@ -18,15 +18,14 @@ from .. import events as ev
 from ..aborting import race_abort
 from ..context.window import CompactionSettings
 from ..messages import Message, text_block
-from ..models.base import (
+from ..models.base import ModelClient, ModelError
+from ..models.stream import (
     BlockDelta,
     BlockStart,
     BlockStop,
     MessageDelta,
     MessageStart,
     MessageStop,
-    ModelClient,
-    ModelError,
     ModelRequest,
     StreamNotice,
 )

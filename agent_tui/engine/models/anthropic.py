@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from .base import DEFAULT_MODEL, ModelClient, ModelError, ModelRequest, StreamAccumulator, StreamEvent, StreamNotice
+from .base import DEFAULT_MODEL, ModelClient, ModelError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the request and stream types load with the first request, not the first frame
+    from .stream import ModelRequest, StreamEvent
     from .transport import MessagesTransport
 
 
@@ -147,6 +147,8 @@ class AnthropicModel(ModelClient):
             if not (caching and _rejects_cache_control(err)):
                 raise
         # A server that does not know cache_control: say so once, and never send it again.
+        from .stream import StreamNotice
+
         self.prompt_caching_supported = False
         yield StreamNotice(
             "The server rejected prompt caching (cache_control); continuing without it. "
@@ -156,8 +158,11 @@ class AnthropicModel(ModelClient):
             yield event
 
     async def _stream_body(self, body: dict[str, Any], betas: tuple[str, ...]) -> AsyncIterator[StreamEvent]:
+        import json
+
         import httpx2
 
+        from .stream import StreamAccumulator
         from .transport import stream_error, transport_error
 
         acc = StreamAccumulator()

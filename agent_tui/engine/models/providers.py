@@ -15,10 +15,13 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .anthropic import request_body
-from .base import ModelClient, ModelError, ModelRequest, StreamAccumulator, StreamEvent
+from .base import ModelClient, ModelError
+
+if TYPE_CHECKING:  # `provider_from_env` is on the first frame's path; streaming is not
+    from .stream import ModelRequest, StreamEvent
 
 PROVIDERS = ("anthropic", "bedrock", "vertex")
 # Model ids differ per provider (Bedrock: anthropic.claude-…; Vertex: claude-…@date).
@@ -53,6 +56,8 @@ class ProviderModel(ModelClient):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import anthropic
+
+        from .stream import StreamAccumulator
 
         body = request_body(request, caching=request.prompt_caching)
         body.pop("stream")

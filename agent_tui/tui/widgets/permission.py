@@ -8,7 +8,6 @@ elsewhere (an abort cancels them) leave the queue unanswered.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,6 +52,8 @@ def describe_input(request: PermissionRequested, cwd: Path) -> str:
     for key in _PREVIEW_KEYS:
         if isinstance(data.get(key), str):
             return shown_path(data[key], cwd) if key in ("file_path", "path") else data[key]
+    import json
+
     return json.dumps(data, ensure_ascii=False)[:500]
 
 

@@ -31,7 +31,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from agent_tui.engine.models.base import ModelClient, ModelRequest, StreamAccumulator, StreamEvent
+from agent_tui.engine.models.base import ModelClient
+from agent_tui.engine.models.stream import ModelRequest, StreamAccumulator, StreamEvent
 
 from .plan import DemoPlan, plan_response
 

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent_tui.engine.models.base import ModelRequest
 from agent_tui.engine.models.demo.init import init_step
+from agent_tui.engine.models.stream import ModelRequest
 
 from .requests import _code, parse_requests
 
