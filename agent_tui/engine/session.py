@@ -52,8 +52,8 @@ from .messages import (
     text_block,
     user_message,
 )
-from .models.base import DEFAULT_MAX_TOKENS, ModelClient, context_window_for
-from .models.stream import ModelRequest
+from .models.base import ModelClient, context_window_for
+from .models.stream import DEFAULT_MAX_TOKENS, ModelRequest
 from .permissions.policy import PermissionPolicy
 from .pricing import add_usage, total_cost_usd
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir

@@ -8,7 +8,9 @@ that load from elsewhere hits both alike, after one unmeasured start of each
 (a person's machine has run the program before).  Each figure is the median of
 `--repeat` runs (default 3), and the ratio column is agent-tui / Claude Code.
 
-- first paint: spawn to the first frame (the first output that draws text);
+- first paint: spawn to the first frame (the first output that draws text),
+  beside that of a minimal Textual app on the same Python (`floor_app.py`):
+  the floor under any Textual program on this machine;
 - idle RSS: resident memory once the first screen has settled;
 - a 330 KB Markdown answer streamed as fast as the server sends it: Enter to
   its last line in the terminal's output, the CPU seconds the program spent
@@ -36,7 +38,16 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.bench.peer import PtyApp, agent_env, claude_env, claude_version, compile_agent, find_agent, find_claude
+from tests.bench.peer import (
+    PtyApp,
+    agent_env,
+    claude_env,
+    claude_version,
+    compile_agent,
+    find_agent,
+    find_claude,
+    interpreter_of,
+)
 
 TARGETS = {"first paint": (0.6, 1.0), "last line": (None, 1.0), "cpu": (None, 0.8), "rss": (100.0, None),
            "frame": (0.05, None)}
@@ -113,6 +124,11 @@ def launch_agent(url: str, work: Path) -> PtyApp:
     return PtyApp([find_agent()], agent_env(url), work)
 
 
+def launch_floor(url: str, work: Path) -> PtyApp:
+    """The minimal Textual app (`floor_app.py`) on agent-tui's interpreter."""
+    return PtyApp([interpreter_of(find_agent()), str(Path(__file__).with_name("floor_app.py"))], agent_env(url), work)
+
+
 def launcher_for_claude(exe: str) -> Launcher:
     def launch(url: str, work: Path) -> PtyApp:
         return PtyApp([exe], claude_env(url, work), work)
@@ -137,6 +153,14 @@ def one_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
         return {"paint": paint, "paint_cpu": paint_cpu, "idle_rss": idle_rss, "last_line": t1 - t0, "cpu": cpu,
                 "peak_rss": app.peak_rss_mb(), "pause": pause, "pause_cpu": pause_cpu, "fps": fps,
                 "p95_cpu": p95_cpu}
+
+
+def floor_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
+    """The floor's first paint and idle RSS (it answers nothing)."""
+    with launch(url, work) as app:
+        paint, paint_cpu = app.first_paint()
+        app.settle(0.5)
+        return {"paint": paint, "paint_cpu": paint_cpu, "idle_rss": app.rss_mb()}
 
 
 def steady_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
@@ -166,10 +190,10 @@ def side_by_side(programs: dict[str, Launcher], repeat: int, steady: bool = Fals
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in programs}
     if steady:
         spec = {"kind": "reply", "blocks": [{"text": big_markdown(STEADY_CHARS, seed=11)}], **STEADY_PACE}
-        run: Callable[[Launcher, str, Path], dict[str, float]] = steady_run
+        runner: Callable[[Launcher, str, Path], dict[str, float]] = steady_run
     else:
         spec = {"kind": "reply", "blocks": [{"text": big_markdown()}], "chunk": 16}
-        run = one_run
+        runner = one_run
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         work = Path(tmp)
         with loopback([spec], work) as url:
@@ -179,6 +203,7 @@ def side_by_side(programs: dict[str, Launcher], repeat: int, steady: bool = Fals
                 for name, launch in programs.items():
                     # What the previous run left (its exit, the memory it freed) settles first.
                     time.sleep(SETTLE)
+                    run = floor_run if launch is launch_floor else runner
                     figures = run(launch, url, work)
                     runs[name].append(figures)
                     print(f"  run {n + 1} {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()),
@@ -290,9 +315,14 @@ def main(argv: list[str] | None = None) -> int:
     if claude:
         programs["claude"] = launcher_for_claude(claude)
     if "pty" in only:
-        figures = side_by_side(programs, args.repeat)
+        figures = side_by_side({**programs, "floor": launch_floor}, args.repeat)
         print(f"\nmedians of {args.repeat} runs each, in a 120x40 pty, one loopback server\n")
         print(report(figures))
+        floor, ours = figures["floor"], figures["agent-tui"]
+        print(f"\nfloor: a minimal Textual app (header, text, input, footer; tests/bench/floor_app.py) on the same "
+              f"Python and Textual: first paint {floor['paint']:.2f} s (CPU {floor['paint_cpu']:.2f} s), idle RSS "
+              f"{floor['idle_rss']:.0f} MB; agent-tui adds {ours['paint'] - floor['paint']:.2f} s "
+              f"(CPU {ours['paint_cpu'] - floor['paint_cpu']:.2f} s)")
     if "steady" in only:
         figures = side_by_side(programs, args.repeat, steady=True)
         print(f"\na {STEADY_CHARS // 1000} KB answer, {STEADY_PACE['chunk']} characters every "

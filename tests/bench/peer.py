@@ -46,14 +46,19 @@ def find_agent() -> str:
     raise SystemExit("agent-tui is not installed (neither beside the interpreter nor on PATH)")
 
 
+def interpreter_of(exe: str) -> str:
+    """The Python an installed script runs on (its #! line), else this one."""
+    first = Path(exe).read_text(errors="replace").partition("\n")[0]
+    return first.removeprefix("#!").strip() if first.startswith("#!") and "python" in first else sys.executable
+
+
 def compile_agent(exe: str) -> str:
     """Write the bytecode of agent-tui's modules, as `pip install .` does at install time;
     what was installed, in words (an editable install starts slower than a user's).
 
     An editable install writes none, and where PYTHONDONTWRITEBYTECODE is set
     every start would compile them from source: that is not what a user runs."""
-    first = Path(exe).read_text(errors="replace").partition("\n")[0]
-    interpreter = first.removeprefix("#!").strip() if first.startswith("#!") and "python" in first else sys.executable
+    interpreter = interpreter_of(exe)
     where = subprocess.run(
         [interpreter, "-c", "import agent_tui, compileall, os; "
          "compileall.compile_dir(os.path.dirname(agent_tui.__file__), quiet=1); "

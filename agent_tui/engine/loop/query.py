@@ -58,8 +58,8 @@ from ..messages import (
     text_block,
     user_message,
 )
-from ..models.base import DEFAULT_MAX_TOKENS, ModelClient, ModelError, context_window_for, output_cap_for
-from ..models.stream import ModelRequest
+from ..models.base import ModelClient, ModelError, context_window_for, output_cap_for
+from ..models.stream import DEFAULT_MAX_TOKENS, ModelRequest
 from ..models.thinking import continues_with_thinking, thinking_for
 from ..permissions.policy import PermissionPolicy
 from .attempts import (

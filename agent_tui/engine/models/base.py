@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from .stream import ModelRequest, StreamEvent
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_MAX_TOKENS = 32000
 
 # Context windows by model-name prefix; settings may override.
 CONTEXT_WINDOWS: dict[str, int] = {

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..textbuffer import TextBuffer
-from .base import DEFAULT_MAX_TOKENS
+
+DEFAULT_MAX_TOKENS = 32000
 
 
 @dataclass(slots=True)
