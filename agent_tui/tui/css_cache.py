@@ -50,7 +50,7 @@ class CachedStylesheet(Stylesheet):
         self._folder = folder
         self._file: tuple[Path, tuple] | None = None  # the current theme's file and what it is for
         self._stored: dict[tuple, bytes] | None = None  # and what it holds, read on first use
-        self._fresh: dict[Path, dict[tuple, bytes]] = {}  # parsed this run, by file
+        self._fresh: dict[Path, tuple[tuple, dict[tuple, bytes]]] = {}  # parsed this run: by file, what for
 
     def set_variables(self, variables: dict[str, str]) -> None:
         super().set_variables(variables)
@@ -75,14 +75,14 @@ class CachedStylesheet(Stylesheet):
         rules = super()._parse_rules(css, read_from, is_default_rules, tie_breaker, scope)
         if self._folder is not None and not any(rule.errors for rule in rules):
             with contextlib.suppress(Exception):  # a rule that cannot be pickled is parsed again next run
-                self._fresh.setdefault(self._path(), {})[key] = pickle.dumps(rules, pickle.HIGHEST_PROTOCOL)
+                entries = self._fresh.setdefault(self._path(), (self._identity(), {}))[1]
+                entries[key] = pickle.dumps(rules, pickle.HIGHEST_PROTOCOL)
         return rules
 
     def save(self) -> None:
         """Add what this run parsed to the files; never raises (the cache is only a speed-up)."""
         fresh, self._fresh = self._fresh, {}
-        for path, entries in fresh.items():
-            identity = self._identity()
+        for path, (identity, entries) in fresh.items():
             with contextlib.suppress(OSError, pickle.PickleError, EOFError, ValueError, TypeError):
                 merged = {**_read(path, identity), **entries}
                 if len(merged) > MAX_ENTRIES:  # the oldest go first

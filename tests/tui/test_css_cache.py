@@ -163,3 +163,19 @@ def test_a_file_is_used_only_for_what_it_was_made_for(tmp_path: Path, monkeypatc
     parser = CountingParse(monkeypatch)
     light.parse()
     assert parser.calls == len(SOURCES)
+
+
+def test_a_theme_change_mid_run_stores_each_theme_under_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dark_variables = theme_variables()
+    light_variables = {**dark_variables, "primary": "#ff0000"}
+    sheet = stylesheet(tmp_path, dark_variables)
+    sheet.parse()
+    sheet.set_variables(light_variables)
+    sheet.parse()
+    sheet.save()  # after the switch: what was parsed for each theme goes to that theme's file
+    parser = CountingParse(monkeypatch)
+    for variables in (dark_variables, light_variables):
+        stylesheet(tmp_path, variables).parse()
+    assert parser.calls == 0
