@@ -209,6 +209,7 @@ class Conversation:
         if record is not None:
             record.status = ToolStatus.AWAITING
             self.refresh_tool(record)
+        await self.permission.ready()
         self.permission.push(event)
 
     async def _on_permission_resolved(self, event: ev.PermissionResolved) -> None:

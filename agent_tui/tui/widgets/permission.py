@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
+from textual.widget import AwaitMount
 from textual.widgets import Input, Static
 
 from ...paths import shown_path
@@ -86,23 +87,32 @@ class PermissionPrompt(Vertical, can_focus=True):
         super().__init__(id=id)
         self.cwd = cwd
         self.pending: deque[PermissionRequested] = deque()
-        self._built = False
+        self._mounts: list[AwaitMount] | None = None
 
-    def _build(self) -> None:
-        """The prompt's parts, made for its first request rather than for the first frame
-        (which they would slow by a few hundredths of a second)."""
-        if self._built:
+    def build(self) -> None:
+        """Make the prompt's parts. Not for the first frame (they would slow it by a few
+        hundredths of a second): the app calls this once that frame is out."""
+        if self._mounts is not None:
             return
-        self._built = True
         # The command and diff scroll together, so the answer keys below always fit.
         body = VerticalScroll(id="permission-body")
         feedback_row = Vertical(id="permission-feedback-row")
-        self.mount(Static("", id="permission-title", markup=False), body,
-                   Static("", id="permission-keys", markup=False), feedback_row)
-        body.mount(Static("", id="permission-subject", markup=False), DiffView(id="permission-diff"))
-        feedback_row.mount(
-            FeedbackInput(placeholder="Tell the model what to do instead, then Enter", id="permission-feedback")
-        )
+        self._mounts = [
+            self.mount(Static("", id="permission-title", markup=False), body,
+                       Static("", id="permission-keys", markup=False), feedback_row),
+            body.mount(Static("", id="permission-subject", markup=False), DiffView(id="permission-diff")),
+            feedback_row.mount(
+                FeedbackInput(placeholder="Tell the model what to do instead, then Enter", id="permission-feedback")
+            ),
+        ]
+
+    async def ready(self) -> None:
+        """Return once the parts are mounted (made now if they were not yet), so the first
+        request shows whole, never a title without its diff or keys."""
+        self.build()
+        assert self._mounts is not None
+        for mounted in self._mounts:
+            await mounted
 
     def fit(self, width: int, height: int) -> None:
         """Cap the scrolling body so the title, the answer keys and a few lines of the
@@ -118,7 +128,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         return self.pending[0] if self.pending else None
 
     def push(self, request: PermissionRequested) -> None:
-        self._build()
+        self.build()
         self.pending.append(request)
         if len(self.pending) == 1:
             self._show()

@@ -83,12 +83,17 @@ class PromptInput(TextArea):
 
     @property
     def menu(self) -> CompletionMenu:
-        """The menu, mounted above the input when it first has candidates (not for the first frame)."""
+        self.prepare_menu()
+        assert self._menu is not None
+        return self._menu
+
+    def prepare_menu(self) -> None:
+        """Mount the menu above the input, hidden. Not for the first frame: the app calls
+        this once that frame is out (and the first candidates would, were they sooner)."""
         if self._menu is None:
             self._menu = CompletionMenu(id="completion-menu")
             self._menu.display = False
             self.parent.mount(self._menu, before=self)
-        return self._menu
 
     @property
     def menu_open(self) -> bool:
