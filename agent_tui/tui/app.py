@@ -188,9 +188,6 @@ class AgentApp(App[int], inherit_bindings=False):
     async def _after_first_frame(self) -> None:
         """Load the engine in a thread and make the session (unless given one); then let the
         model do ahead, in a thread too, what would otherwise stall the first request."""
-        # Parts the first frame does not show, made while the engine loads.
-        self.permission.build()
-        self.prompt_input.prepare_menu()
         if self.session is None:
             await asyncio.to_thread(self._start.load)
             try:
@@ -199,6 +196,9 @@ class AgentApp(App[int], inherit_bindings=False):
                 self.exit(return_code=2, message=f"agent-tui: {exc}")
                 return
             self._attach(session, pending)
+        # Parts the first frame does not show (a permission request waits for them, should it come sooner).
+        self.permission.build()
+        self.prompt_input.prepare_menu()
         self._save_parsed_css()
         await asyncio.to_thread(self._start.model.prepare)
 
