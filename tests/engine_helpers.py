@@ -17,6 +17,12 @@ from agent_tui.tools.registry import default_tools
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05, max_retry_after=0.2)
 
 
+def turn_notice(event: ev.Event) -> bool:
+    """A Notice the test's own turn caused: not the session's start notice about the sandbox,
+    which appears only on machines without bubblewrap."""
+    return isinstance(event, ev.Notice) and event.kind != "sandbox"
+
+
 def system_text(body: dict[str, Any]) -> str:
     """A request's system prompt as one string, whether sent as blocks (cached) or a string."""
     system = body.get("system", "")

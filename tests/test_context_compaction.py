@@ -15,7 +15,7 @@ from agent_tui.engine.context.window import CompactionSettings
 from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions.policy import PermissionPolicy
-from tests.engine_helpers import Recorder, make_session, system_text, tool_results, uncached
+from tests.engine_helpers import Recorder, make_session, system_text, tool_results, turn_notice, uncached
 from tests.loopback import hang, reply, status, text, tool_use
 
 PROMPT = "Read every note file and tell me what they have in common."
@@ -242,7 +242,7 @@ async def test_manual_compact_of_an_empty_conversation_changes_nothing(api, tmp_
 
     assert await session.compact() is None
 
-    assert [n.message for n in rec.of(ev.Notice) if n.kind != "sandbox"] == ["Nothing to compact yet."]
+    assert [n.message for n in rec.of(ev.Notice) if turn_notice(n)] == ["Nothing to compact yet."]
     assert api.requests == []
 
 

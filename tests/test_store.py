@@ -29,7 +29,7 @@ from agent_tui.engine.store import (
     project_slug,
     replay_events,
 )
-from tests.engine_helpers import Recorder, make_session
+from tests.engine_helpers import Recorder, make_session, turn_notice
 from tests.loopback import reply, text, tool_use
 
 
@@ -286,9 +286,8 @@ async def test_replay_redraws_prompts_text_tools_denials_and_interrupts(api, dat
     await session.submit("look around")
     await session.aclose()
 
-    # the start notice of a machine without bwrap is not part of what this test replays
     events = [e for e in replay_events(load_transcript(session.store.path))
-              if not (isinstance(e, ev.Notice) and e.kind == "sandbox")]
+              if turn_notice(e) or not isinstance(e, ev.Notice)]
     kinds = [type(e).__name__ for e in events]
     finished = {e.tool_use_id: e for e in events if isinstance(e, ev.ToolFinished)}
 

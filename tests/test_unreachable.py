@@ -9,7 +9,7 @@ import socket
 
 from agent_tui.engine import events as ev
 from agent_tui.engine.loop.attempts import RetryPolicy
-from tests.engine_helpers import Recorder, make_session
+from tests.engine_helpers import Recorder, make_session, turn_notice
 
 
 def closed_port() -> int:
@@ -24,7 +24,7 @@ async def test_a_refused_connection_is_named_before_any_backoff(tmp_path):
     session = make_session(f"http://127.0.0.1:{port}", tmp_path,
                            retry=RetryPolicy(max_retries=5, base_delay=600, max_delay=600, max_elapsed=10_000))
     notices: asyncio.Queue[ev.Notice] = asyncio.Queue()
-    session.bus.add_listener(lambda e: notices.put_nowait(e) if isinstance(e, ev.Notice) and e.kind != "sandbox" else None)
+    session.bus.add_listener(lambda e: notices.put_nowait(e) if turn_notice(e) else None)
     rec = Recorder(session)
 
     run = asyncio.ensure_future(session.submit("hi"))
