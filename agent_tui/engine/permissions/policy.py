@@ -84,6 +84,8 @@ class Decision:
     # "rule" | "mode" | "read_only" | "no_permission" | "plan" | "danger" | "ask_rule" | "outside" |
     # "sandbox" | "default" | "non_interactive" | "dont_ask"
     reason: str = ""
+    # A file tool's path as the decision saw it (symlinks and `..` followed): where the tool may write.
+    resolved: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,12 +327,17 @@ class PermissionPolicy:
     def decide(self, tool: Tool, input: dict[str, Any], *, cwd: Path | None = None) -> Decision:
         """allow / deny / ask for one call; `cwd` is the session's, used when the policy has none."""
         env = self._env(cwd)
-        name = tool.name
         read_only = _safe_call(tool.is_read_only, input)
-        if name == "Bash" and isinstance(input.get("command"), str):
+        if tool.name == "Bash" and isinstance(input.get("command"), str):
             sandboxed = _safe_call(tool.sandbox_auto_allows, input)
             return self._decide_bash(input["command"], read_only, env, sandboxed)
-        target = path_target(name, input, env)
+        target = path_target(tool.name, input, env)
+        decision = self._decide_path_tool(tool.name, input, read_only, target, env)
+        return decision if target is None else dataclasses.replace(decision, resolved=target.resolved)
+
+    def _decide_path_tool(
+        self, name: str, input: dict[str, Any], read_only: bool, target: PathTarget | None, env: WorkingDirs
+    ) -> Decision:
         for entry, rule in self._rules("deny"):
             if self._matches(rule, entry, name, input, target, env):
                 return _deny_by_rule(name, entry.rule)
@@ -387,7 +394,7 @@ class PermissionPolicy:
         if wanted == "allow":
             unanswered = decision.behavior == "deny" and decision.reason in ("non_interactive", "dont_ask")
             if decision.behavior == "ask" or unanswered:
-                return Decision("allow", rule=f"{label} hook", reason="hook")
+                return Decision("allow", rule=f"{label} hook", reason="hook", resolved=decision.resolved)
         elif wanted == "ask" and decision.behavior == "allow":
             message = hook.permission_decision_reason or f"A {label} hook asks for approval."
             if not self.interactive:
@@ -400,7 +407,7 @@ class PermissionPolicy:
                     "deny", f"Permission to use {tool.name} was not granted (dontAsk mode): {message}",
                     reason="dont_ask",
                 )
-            return Decision("ask", message, reason="hook")
+            return Decision("ask", message, reason="hook", resolved=decision.resolved)
         elif wanted == "ask" and decision.behavior == "ask" and hook.permission_decision_reason:
             return dataclasses.replace(decision, message=hook.permission_decision_reason)
         return decision
