@@ -2,8 +2,9 @@
 
 A change is planned first (`FileSnapshot` of what is on disk + the new text),
 so the permission prompt can show its diff, and committed later: an atomic
-write that keeps the file's encoding, line endings and mode, then the
-read-state cache learns the new content so consecutive edits work.
+write that keeps the file's encoding, line endings and mode (made through the
+folder pinned at the permission check, `pinned.py`), then the read-state cache
+learns the new content so consecutive edits work.
 
 Text is handled "logically": decoded, BOM stripped, CRLF folded to LF.  It is
 encoded back with the file's own encoding and line ending at write time.
@@ -14,11 +15,11 @@ from __future__ import annotations
 import codecs
 import difflib
 import os
-import secrets
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..paths import shown_path
 
@@ -62,13 +63,19 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def open_regular(path: str | os.PathLike[str]) -> Any:
+def open_regular(
+    path: str | os.PathLike[str], *, dir_fd: int | None = None, follow_symlinks: bool = True
+) -> Any:
     """Open `path` for binary reading only if it is a regular file.
 
     O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer;
     the check runs on the opened descriptor, so a swap after a stat cannot slip through.
+    `dir_fd` and `follow_symlinks=False` open a name inside an open folder without following a symlink.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -150,10 +157,20 @@ def normalize_newlines(text: str) -> str:
 
 
 def read_snapshot(path: Path) -> FileSnapshot:
-    """Load `path`; FileToolError when it is a directory or cannot be read."""
+    """Load `path` (a symlink followed); FileToolError when it is a directory or cannot be read.
+
+    What validation and the permission prompt's diff see; the call itself reads through the folder
+    pinned at the permission check (`pinned.PinnedFolder.snapshot`)."""
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    return snapshot_of(path, target, lambda: os.stat(target), lambda: open_regular(target))
+
+
+def snapshot_of(
+    path: Path, target: Path, stat_file: Callable[[], os.stat_result], open_file: Callable[[], BinaryIO]
+) -> FileSnapshot:
+    """The snapshot of `target` (shown as `path`), with how to stat and open it."""
     try:
-        st = os.stat(target)
+        st = stat_file()
     except FileNotFoundError:
         return FileSnapshot(path=path, target=target, exists=False)
     except OSError as exc:
@@ -165,7 +182,7 @@ def read_snapshot(path: Path) -> FileSnapshot:
             f"{path} is {file_kind(st.st_mode)}, not a regular file; only regular files can be changed."
         )
     try:
-        with open_regular(target) as fh:
+        with open_file() as fh:
             raw = fh.read()
     except NotRegularFile as exc:
         raise FileToolError(f"{exc}; only regular files can be changed.") from exc
@@ -211,65 +228,6 @@ def encode(text: str, snapshot: FileSnapshot) -> bytes:
         text = normalize_newlines(text)
     enc = snapshot.encoding or Encoding()
     return enc.bom + text.encode(enc.codec, enc.errors)
-
-
-def atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace `target` with `data` via a temp file in the same folder and os.replace.
-
-    `mode` is the existing file's permission bits (None for a new file, which
-    gets the usual 0o666 minus umask).  Parent folders are created.  When the
-    folder does not allow a temp file, the file is written in place instead.
-    """
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    fd = -1
-    tmp = parent
-    for _ in range(100):
-        tmp = parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
-        try:
-            fd = os.open(tmp, flags, 0o666)
-            break
-        except FileExistsError:
-            continue
-        except PermissionError:
-            _write_in_place(target, data)
-            return
-    if fd < 0:
-        raise FileExistsError(f"Could not create a temporary file next to {target}")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            _copy_owner(target, tmp)
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _copy_owner(source: Path, tmp: Path) -> None:
-    if not hasattr(os, "chown"):
-        return
-    try:
-        st = os.stat(source)
-        if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
-            os.chown(tmp, st.st_uid, st.st_gid)
-    except OSError:
-        pass
-
-
-def _write_in_place(target: Path, data: bytes) -> None:
-    with open(target, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 # ---------------------------------------------------------------- display

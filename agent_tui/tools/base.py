@@ -2,9 +2,10 @@
 
 A tool is a plain object with Claude Code's name and input schema.  The
 executor calls, in order: `validate_input` (schema, then the tool's own
-`validate`), the permission policy (the prompt shows `permission_preview`),
-then `call`, an async generator that yields `Progress` (and TodoWrite's
-`TodoList`) and finally one `ToolResult`.  `is_read_only` and
+`validate`), the permission policy, `pin` (what the decision was made on,
+before a prompt shows `permission_preview`), then `call`, an async generator
+that yields `Progress` (and TodoWrite's `TodoList`) and finally one
+`ToolResult`.  `is_read_only` and
 `is_concurrency_safe` default to False: a tool must opt in to running in
 parallel (fail closed).
 """
@@ -70,6 +71,9 @@ class ToolContext:
     model: str = ""
     # Other directories the session works in (additionalDirectories, /add-dir): writable in the Bash sandbox.
     working_dirs: tuple[Path, ...] = ()
+    # What `pin` captured right after the permission decision (a file tool's checked target and folder):
+    # the call works on that or refuses.  None: the call was not checked (a direct call).
+    pinned: Any = None
 
 
 @runtime_checkable
@@ -102,6 +106,12 @@ class Tool(Protocol):
 
     def sandbox_auto_allows(self, input: dict[str, Any]) -> bool:
         """Whether acceptEdits may run this call unasked because a sandbox contains it."""
+        ...
+
+    def pin(self, input: dict[str, Any], ctx: ToolContext, resolved: str | None) -> Any:
+        """What the call must find unchanged when it runs, captured right after the permission
+        decision and before any prompt waits; `resolved` is the path the decision was made on (None:
+        no path).  `call` gets it as `ctx.pinned`; None: nothing to pin."""
         ...
 
     def unsandboxed_warning(self) -> str | None:
@@ -140,6 +150,9 @@ class BaseTool:
 
     def sandbox_auto_allows(self, input: dict[str, Any]) -> bool:
         return False
+
+    def pin(self, input: dict[str, Any], ctx: ToolContext, resolved: str | None) -> Any:
+        return None
 
     def unsandboxed_warning(self) -> str | None:
         return None

@@ -21,12 +21,12 @@ from ._fileio import (
     normalize_newlines,
     number_lines,
     numbered_file,
-    read_snapshot,
     updated_message,
 )
 from .base import ToolContext
 from .file_change import FileChangeTool
 from .file_state import check_writable
+from .pinned import PinnedFolder
 
 NO_CHANGES_MESSAGE = "No changes to make: old_string and new_string are exactly the same."
 FILE_EXISTS_MESSAGE = "Cannot create new file - file already exists."
@@ -164,12 +164,12 @@ class EditTool(FileChangeTool):
         "additionalProperties": False,
     }
 
-    def plan(self, input: dict[str, Any], ctx: ToolContext) -> PlannedChange:
+    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: PinnedFolder | None = None) -> PlannedChange:
         old, new = str(input["old_string"]), str(input["new_string"])
         if old == new:
             raise FileToolError(NO_CHANGES_MESSAGE)
         path = self.path_of(input, ctx)
-        snapshot = read_snapshot(path)
+        snapshot = self.snapshot(path, folder)
         if old == "":
             # An empty old_string creates the file (or fills an empty one).
             if snapshot.exists and snapshot.text.strip():

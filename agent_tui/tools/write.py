@@ -10,12 +10,12 @@ from ._fileio import (
     created_message,
     normalize_newlines,
     numbered_file,
-    read_snapshot,
     updated_message,
 )
 from .base import ToolContext
 from .file_change import FileChangeTool
 from .file_state import check_writable
+from .pinned import PinnedFolder
 
 # The model's text, one line per paragraph or bullet, as Claude Code words it.
 DESCRIPTION = """Writes a file to the local filesystem.
@@ -44,9 +44,9 @@ class WriteTool(FileChangeTool):
         "additionalProperties": False,
     }
 
-    def plan(self, input: dict[str, Any], ctx: ToolContext) -> PlannedChange:
+    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: PinnedFolder | None = None) -> PlannedChange:
         path = self.path_of(input, ctx)
-        snapshot = read_snapshot(path)
+        snapshot = self.snapshot(path, folder)
         if snapshot.exists:
             problem = check_writable(ctx.state, path)
             if problem:

@@ -262,7 +262,7 @@ class StreamingToolExecutor:
         pre = await self._pre_tool_use(t, tool, ctx)
         if t.status == "done":  # a hook denied or stopped it
             return
-        if not await self._permitted(t, tool, pre):
+        if not await self._permitted(t, tool, ctx, pre):
             return
         t.status = "running"
         t.started = self._options.clock()
@@ -342,12 +342,12 @@ class StreamingToolExecutor:
         if outcome.prevent_continuation:
             self.hook_stop = outcome.stop_reason or f"Stopped by a {label} hook"
 
-    async def _permitted(self, t: TrackedTool, tool: Tool, pre: HookOutcome | None = None) -> bool:
-        """Whether the call may run: the policy with the PreToolUse hook's say, then the person."""
-        cwd = self._make_context(t.id).cwd
-        decision = self._policy.decide_call(tool, t.input, cwd=cwd, hook=pre)
-        if decision.behavior == "allow":
-            return True
+    async def _permitted(self, t: TrackedTool, tool: Tool, ctx: ToolContext, pre: HookOutcome | None = None) -> bool:
+        """Whether the call may run: the policy with the PreToolUse hook's say, then the person.
+
+        What the decision was made on is pinned (`ctx.pinned`) before any prompt waits: a file tool
+        then writes where the policy looked, or refuses if a folder on the way was swapped since."""
+        decision = self._policy.decide_call(tool, t.input, cwd=ctx.cwd, hook=pre)
         if decision.behavior == "ask" and self.rejected:
             # The person already said no in this turn: do not ask again.
             self._finish(t, REJECT_MESSAGE, True, "rejected")
@@ -356,6 +356,10 @@ class StreamingToolExecutor:
             self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
             self._finish(t, decision.message or REJECT_MESSAGE, True, "rejected")
             return False
+        pin = getattr(tool, "pin", None)  # a tool outside BaseTool may not have one
+        ctx.pinned = pin(t.input, ctx, decision.resolved) if pin is not None else None
+        if decision.behavior == "allow":
+            return True
         answer = await self._ask(t, tool, decision)
         rule = decision.suggested_rule if answer.remember and answer.behavior == "allow" else None
         if rule:
