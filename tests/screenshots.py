@@ -86,6 +86,8 @@ async def permission_with_diff(pilot: Pilot[int], clock: SteppedClock) -> None:
     assert isinstance(app, AgentApp)
     await _type(pilot, "write CHANGELOG.md with ## 0.2.0 - slugify handles unicode titles")
     await _wait(pilot, lambda: app.permission.current is not None)
+    # Armed: the answer keys in full colour, not the dimmed "arming…" row.
+    await _wait(pilot, lambda: app.permission.always_armed)
     clock.now += 1.2
     await pilot.pause(0.3)
 

@@ -103,6 +103,8 @@ class AgentApp(App[int], inherit_bindings=False):
         self._bridge: Bridge | None = None
         self._prompt_order = asyncio.Lock()
         self._last_interrupt = float("-inf")
+        # When the person last pressed a key or pasted (a permission prompt arms only after a pause).
+        self.last_key_at = float("-inf")
         self._problems: list[str] = []
         # Ctrl+T's choice; None follows the terminal's width.
         self._timeline_shown: bool | None = None
@@ -270,6 +272,11 @@ class AgentApp(App[int], inherit_bindings=False):
             options.mcp_servers = {**pending, **configured}
             self.say(f"Using the .mcp.json server(s) {names}; /mcp shows them.")
         self._begin()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.Paste) and not getattr(event, "is_forwarded", False):
+            self.last_key_at = time.monotonic()
+        await super().on_event(event)
 
     # ------------------------------------------------------------ notifications
 

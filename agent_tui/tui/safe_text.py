@@ -14,6 +14,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from textual.content import Content
+
     from ..engine import events as ev
 
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
@@ -57,3 +59,32 @@ def safe_event(event: ev.Event) -> ev.Event:
             if cleaned != value:
                 changes[f.name] = cleaned
     return dataclasses.replace(event, **changes) if changes else event
+
+
+# Bidi embeddings, overrides, isolates and marks (U+202A-202E, U+2066-2069, U+200E/F) and
+# zero-width characters (U+200B-200D, U+2060, U+FEFF): a terminal draws nothing for them, yet
+# they reorder or split what is drawn around them, so a command can read as another one.
+_HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def has_hidden(text: str) -> bool:
+    """Whether `text` holds a character that changes how it reads without being drawn."""
+    return _HIDDEN.search(text) is not None
+
+
+def reveal_hidden(text: str, style: str = "") -> Content:
+    """`text` in `style`, each hidden character drawn as a reverse-video `<U+202E>` token."""
+    from textual.content import Content
+
+    if not has_hidden(text):
+        return Content.styled(text, style) if style else Content(text)
+    parts: list[tuple[str, str] | str] = []
+    at = 0
+    for match in _HIDDEN.finditer(text):
+        if match.start() > at:
+            parts.append((text[at:match.start()], style) if style else text[at:match.start()])
+        parts.append((f"<U+{ord(match.group()):04X}>", "reverse bold"))
+        at = match.end()
+    if at < len(text):
+        parts.append((text[at:], style) if style else text[at:])
+    return Content.assemble(*parts)

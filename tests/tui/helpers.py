@@ -93,3 +93,14 @@ def last_user_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
 async def type_prompt(pilot: Pilot[Any], text: str) -> None:
     await pilot.press(*text)
     await pilot.press("enter")
+
+
+async def wait_armed(pilot: Pilot[Any], app: AgentApp, *, always: bool = False, timeout: float = 15.0) -> None:
+    """Wait until the permission prompt takes answers: it arms after a pause in typing once it
+    is drawn, and takes `a` once it has been on screen a while (`widgets/permission.py`)."""
+    prompt = app.permission
+
+    def ready() -> bool:
+        return prompt.current is not None and (prompt.always_armed if always else prompt.armed)
+
+    await wait_until(pilot, ready, timeout)

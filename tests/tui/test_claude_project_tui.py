@@ -23,7 +23,7 @@ from agent_tui.tui.widgets.prompt_input import CompletionMenu
 from tests.loopback import reply, tool_use
 from tests.test_claude_project import FIXER_AGENT, TICKETS_SERVER, TRIAGE_COMMAND, write
 
-from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
+from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
 
 
 def app_for(api_or_model, cwd: Path, *, settings: Settings | None = None, **app_options) -> tuple[AgentApp, list]:
@@ -140,6 +140,7 @@ async def test_init_with_the_demo_model_writes_an_agents_md_about_the_repository
         prompt = app.query_one(PermissionPrompt)
         await wait_until(pilot, lambda: prompt.display and prompt.current is not None, timeout=15)
         assert "Write" in screen_text(app) and "AGENTS.md" in screen_text(app)
+        await wait_armed(pilot, app)
         await pilot.press("y")
         await wait_until(pilot, finished(recorded), timeout=15)
         await settle(pilot, app)
@@ -198,6 +199,7 @@ async def test_a_permission_waiting_while_unfocused_notifies_and_a_focused_turn_
         assert written == ["\x07"]
         app.post_message(events.AppFocus())
         await wait_until(pilot, lambda: app.app_focus)
+        await wait_armed(pilot, app)
         await pilot.press("n")
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)

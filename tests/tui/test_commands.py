@@ -17,7 +17,7 @@ from agent_tui.tui.widgets.permission import PermissionPrompt
 from tests.engine_helpers import uncached
 from tests.loopback import hang, reply, text, tool_use
 
-from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
+from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
 
 
 def persistent_app(api, cwd: Path, session_id: str, **options) -> tuple[AgentApp, list[ev.Event]]:
@@ -117,6 +117,7 @@ async def test_resume_replays_a_stored_session_and_continues_it(api, tmp_path):
         await type_prompt(pilot, "what do the notes say")
         prompt = first.query_one(PermissionPrompt)
         await wait_until(pilot, lambda: prompt.display and prompt.current is not None)
+        await wait_armed(pilot, first)
         await pilot.press("n")
         await wait_until(pilot, finished(recorded))
         await settle(pilot, first)

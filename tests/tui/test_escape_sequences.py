@@ -7,7 +7,7 @@ from agent_tui.engine import events as ev
 from agent_tui.tui.safe_text import terminal_safe
 from tests.loopback import reply, text, tool_use
 
-from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
+from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07\x9b31m\x1bPq#0\x1b\\\x08done"
 # What a terminal would act on: ESC, BEL, backspace and the C1 controls (8-bit CSI, OSC, ST).
@@ -66,6 +66,7 @@ async def test_a_permission_prompt_shows_escape_sequences_instead_of_obeying_the
         await wait_until(pilot, lambda: any(isinstance(e, ev.PermissionRequested) for e in recorded))
         await wait_until(pilot, lambda: "pwned" in screen_text(app))
         shown = screen_text(app)
+        await wait_armed(pilot, app)
         await pilot.press("n")
         await wait_until(pilot, finished(recorded))
     assert_inert(shown)

@@ -21,7 +21,7 @@ from agent_tui.tui.widgets.answer import AssistantText
 from agent_tui.tui.widgets.markdown_lite import render_markdown
 from tests.loopback import hang, reply, text, tool_use
 
-from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
+from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
 
 LONG_ANSWER = "\n\n".join(f"Paragraph {n}: " + "some words " * 12 for n in range(40))
 LONG_CODE = "def f():\n    return compute(argument_one, argument_two, argument_three, argument_four, TAIL_MARK)\n"
@@ -258,6 +258,7 @@ async def test_feedback_typed_after_e_shows_at_once_under_the_rejected_call(api,
     async with app.run_test(size=(100, 30)) as pilot:
         await type_prompt(pilot, "write notes")
         await wait_until(pilot, lambda: app.permission.current is not None)
+        await wait_armed(pilot, app)
         await pilot.press("e", *"use tabs instead", "enter")
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from tests.loopback import reply, text, tool_use
 
-from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_until
+from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
 
 LONG_FILE = "\n".join(f"line {i:02d} of a file long enough to need scrolling" for i in range(60)) + "\n"
 
@@ -16,7 +16,7 @@ async def _asked(pilot, app, prompt: str) -> PermissionPrompt:
     await type_prompt(pilot, prompt)
     asking = app.query_one(PermissionPrompt)
     await wait_until(pilot, lambda: asking.current is not None)
-    await pilot.pause(0.1)
+    await wait_armed(pilot, app, always=True)
     return asking
 
 

@@ -20,7 +20,7 @@ from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
 from tests.loopback import gated, hang, reply, sse_error, text, thinking, tool_use
 
-from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_until
+from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
 
 ANSWER = "Here is the plan:\n\n- read the **config**\n- run the tests\n\nDone with `step one`."
 
@@ -120,6 +120,7 @@ async def _answer_write_prompt(api, tmp_path, keys):
         shown = screen_text(app)
         assert "Permission needed" in shown and "Write" in shown
         assert "+hello" in shown  # the diff of the new file
+        await wait_armed(pilot, app)
         await pilot.press(*keys)
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)
@@ -160,6 +161,7 @@ async def test_allow_always_with_a_records_the_rule_and_the_next_call_runs_witho
         await wait_until(pilot, lambda: prompt.current is not None)
         rule = prompt.current.suggested_rule
         assert rule and f"don't ask again for {rule}" in screen_text(app)
+        await wait_armed(pilot, app, always=True)
         await pilot.press("a")
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)

@@ -15,7 +15,7 @@ import pytest
 from agent_tui.tui.state import ToolStatus
 from tests.loopback import gated, hang, reply, text, tool_use
 
-from .helpers import make_app, screen_text, wait_until
+from .helpers import make_app, screen_text, wait_armed, wait_until
 
 USAGE = {"input_tokens": 12_400}
 
@@ -127,6 +127,7 @@ def test_permission_prompt_with_a_diff(snap_compare, api, project):
         await _prepare(pilot)
         await _send(pilot, "use an f-string in greet")
         await wait_until(pilot, lambda: app.permission.current is not None)
+        await wait_armed(pilot, app, always=True)  # the armed prompt: its keys drawn in full colour
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(110, 36), run_before=run_before)
@@ -225,6 +226,7 @@ def test_permission_prompt_at_size(snap_compare, api, project, size):
         await _prepare(pilot)
         await _send(pilot, "use an f-string in greet")
         await wait_until(pilot, lambda: app.permission.current is not None)
+        await wait_armed(pilot, app, always=True)
         clock.now += 0.7
         await pilot.pause(0.2)
 

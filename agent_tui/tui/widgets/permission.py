@@ -4,13 +4,22 @@ Each `permission_requested` event carries a Future; answering resolves it
 with a `PermissionAnswer` and the executor carries on.  The engine never
 learns which front end answered.  Requests whose Future was settled
 elsewhere (an abort cancels them) leave the queue unanswered.
+
+A prompt arms before it takes an answer: the model picks the moment it appears, often
+while a person is typing, so keys in flight or typed just after it showed must never
+answer it.  It arms once `ARM_QUIET` seconds have passed since the later of its first
+draw and the last key pressed anywhere in the app; until then the input keeps its focus
+(the letters go on landing there) and the answer row is dimmed with an "arming…" hint.
+`a`, which writes a rule, also needs the prompt to have been on screen `ALWAYS_SHOWN`
+seconds.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -20,10 +29,20 @@ from textual.widget import AwaitMount
 from textual.widgets import Input, Static
 
 from ...paths import shown_path
+from ..safe_text import has_hidden, reveal_hidden
 from .diff import DiffView
 
 if TYPE_CHECKING:  # requests arrive, and answers go, once the session (and the engine) is there
+    from textual.timer import Timer
+
     from ...engine.events import PermissionRequested
+
+# Seconds without a key press, counted from the prompt's first draw, before it takes answers.
+ARM_QUIET = 0.5
+# Seconds the prompt must have been on screen before `a` (which saves a rule) answers it.
+ALWAYS_SHOWN = 1.0
+# One row at 80 columns: why a command with hidden characters offers no `a`.
+NO_RULE_REASON = "No \"don't ask again\": the command holds hidden characters (marked <U+…>)"
 
 _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url")
 # Between two answers on the key row.
@@ -80,6 +99,10 @@ class PermissionPrompt(Vertical, can_focus=True):
         Binding("pageup", "scroll_body(-10)", "Page", show=False, id="permission.page_up"),
     ]
 
+    # The arming times (tests shorten them here).
+    arm_quiet: ClassVar[float] = ARM_QUIET
+    always_shown: ClassVar[float] = ALWAYS_SHOWN
+
     class Settled(Message):
         """The queue is empty again: the input may have its focus back."""
 
@@ -88,6 +111,12 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.cwd = cwd
         self.pending: deque[PermissionRequested] = deque()
         self._mounts: list[AwaitMount] | None = None
+        # The request being armed or answered, when it was first drawn, and how far it has armed.
+        self._shown: PermissionRequested | None = None
+        self._drawn_at: float | None = None
+        self._armed = False
+        self._always_armed = False
+        self._arm_timer: Timer | None = None
 
     def build(self) -> None:
         """Make the prompt's parts. Not for the first frame (they would slow it by a few
@@ -96,9 +125,11 @@ class PermissionPrompt(Vertical, can_focus=True):
             return
         # The command and diff scroll together, so the answer keys below always fit.
         body = VerticalScroll(id="permission-body")
+        self.watch(body, "scroll_y", lambda _y: self._update_more(), init=False)
         feedback_row = Vertical(id="permission-feedback-row")
         self._mounts = [
             self.mount(Static("", id="permission-title", markup=False), body,
+                       Static("", id="permission-more", markup=False),
                        Static("", id="permission-keys", markup=False), feedback_row),
             body.mount(Static("", id="permission-subject", markup=False), DiffView(id="permission-diff")),
             feedback_row.mount(
@@ -122,6 +153,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         chrome = 1 + 1 + 1 + 1 + 3 + 2 + 1 + 1 + 4
         room = height - chrome - max(key_lines, 1)
         self.query_one("#permission-body").styles.max_height = max(3, min(room, 20))
+        self.call_after_refresh(self._update_more)
 
     @property
     def current(self) -> PermissionRequested | None:
@@ -152,12 +184,33 @@ class PermissionPrompt(Vertical, can_focus=True):
         if self.current is not before:
             self._show()
 
+    @property
+    def armed(self) -> bool:
+        """Whether the current request takes y / n / e now."""
+        return self._armed
+
+    @property
+    def always_armed(self) -> bool:
+        """Whether it takes `a` now (when it offers a rule)."""
+        return self._always_armed
+
+    def offers_always(self, request: PermissionRequested | None = None) -> bool:
+        """Whether `a` is offered: there is a rule, and neither it nor the command holds
+        characters that would make the rule read as something else."""
+        request = request or self.current
+        if request is None or not request.suggested_rule:
+            return False
+        return not (has_hidden(request.suggested_rule) or has_hidden(describe_input(request, self.cwd)))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("answer", "feedback"):
             if self.current is None or self.query_one("#permission-feedback-row").display:
                 return False
-            if action == "answer" and parameters == ("always",) and not self.current.suggested_rule:
+            always = action == "answer" and parameters == ("always",)
+            if always and not self.offers_always():
                 return False
+            if not self._armed or (always and not self._always_armed):
+                return None  # arming: shown, dimmed, refused
         return True
 
     def action_answer(self, choice: str) -> None:
@@ -202,7 +255,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         from ...engine.permissions.policy import PermissionAnswer
 
         request = self.current
-        if request is None:
+        if request is None or not self._armed or (remember and not (self._always_armed and self.offers_always())):
             return
         answer = PermissionAnswer(behavior, remember=remember, feedback=feedback)
         self.pending.popleft()
@@ -213,6 +266,8 @@ class PermissionPrompt(Vertical, can_focus=True):
     def _show(self) -> None:
         self._drop_settled()
         request = self.current
+        if request is not self._shown:
+            self._start_arming(request)
         if request is None:
             was_shown = self.display
             self.display = False
@@ -220,17 +275,17 @@ class PermissionPrompt(Vertical, can_focus=True):
                 self.post_message(self.Settled())
             return
         self.display = True
-        title: list[tuple[str, str] | str] = [
-            ("⚠ Permission needed  ", "$text-warning bold"),
-            (request.tool_name, "bold"),
-            "  ",
-            (request.message, "$text-muted"),
+        title: list[Content] = [
+            Content.styled("⚠ Permission needed  ", "$text-warning bold"),
+            reveal_hidden(request.tool_name, "bold"),
+            Content("  "),
+            reveal_hidden(request.message, "$text-muted"),
         ]
         if request.danger:
-            title += ["\n", (f"⚠ DANGER: {request.danger}", "$text-error bold")]
-        self.query_one("#permission-title", Static).update(Content.assemble(*title))
+            title += [Content("\n"), reveal_hidden(f"⚠ DANGER: {request.danger}", "$text-error bold")]
+        self.query_one("#permission-title", Static).update(Content("").join(title))
         self.query_one("#permission-subject", Static).update(
-            Content.styled(describe_input(request, self.cwd), "$text-secondary")
+            reveal_hidden(describe_input(request, self.cwd), "$text-secondary")
         )
         diff = self.query_one(DiffView)
         if request.diff:
@@ -241,8 +296,60 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.fit(*self.app.size)
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
-        self.focus()
+        if self._armed:
+            self.focus()
         self.refresh_bindings()
+
+    # ------------------------------------------------------------ arming
+
+    def _start_arming(self, request: PermissionRequested | None) -> None:
+        self._shown = request
+        self._drawn_at = None
+        self._armed = self._always_armed = False
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+            self._arm_timer = None
+        if request is not None:
+            self.call_after_refresh(self._first_drawn, request)
+
+    def _first_drawn(self, request: PermissionRequested) -> None:
+        if self._shown is request and self._drawn_at is None:
+            self._drawn_at = time.monotonic()
+            self._check_arming()
+
+    def _check_arming(self) -> None:
+        """Arm as far as the times allow; else look again when the next step is due."""
+        self._arm_timer = None
+        if self._shown is None or self._shown is not self.current or self._drawn_at is None:
+            return
+        now = time.monotonic()
+        last_key = getattr(self.app, "last_key_at", float("-inf"))
+        arms_at = max(self._drawn_at, last_key) + self.arm_quiet
+        always_at = max(arms_at, self._drawn_at + self.always_shown)
+        was = (self._armed, self._always_armed)
+        # Armed stays armed: from then on the keys are meant for the prompt.
+        self._armed = self._armed or now >= arms_at
+        self._always_armed = self._armed and now >= always_at
+        if (self._armed, self._always_armed) != was:
+            self._update_keys()
+            if self._armed and not was[0] and not self.query_one("#permission-feedback-row").display:
+                self.focus()
+            self.refresh_bindings()
+        if not self._always_armed:
+            due = always_at if self._armed else arms_at
+            self._arm_timer = self.set_timer(max(due - now, 0.01), self._check_arming)
+
+    def _update_more(self) -> None:
+        """Show "+N more lines" under the command and diff when they go on below the visible part."""
+        if not self.is_mounted or self._mounts is None:
+            return
+        body = self.query_one("#permission-body", VerticalScroll)
+        hidden = max(0, round(body.max_scroll_y - body.scroll_y))
+        more = self.query_one("#permission-more", Static)
+        more.display = hidden > 0 and self.current is not None
+        if hidden:
+            lines = "line" if hidden == 1 else "lines"
+            more.update(Content.styled(f"+{hidden} more {lines} (↓ / PgDn scrolls)", "$text-muted italic"))
 
     def _drop_settled(self) -> None:
         self.pending = deque(r for r in self.pending if r.future is None or not r.future.done())
@@ -253,17 +360,30 @@ class PermissionPrompt(Vertical, can_focus=True):
         request = self.current
         if request is None:
             return 1
-        choices = [Content.assemble(("y", "$text-success bold"), " yes")]
-        if request.suggested_rule:
-            choices.append(
-                Content.assemble(("a", "$text-success bold"), f" yes, and don't ask again for {request.suggested_rule}")
-            )
-        choices.append(Content.assemble(("n", "$text-error bold"), " no"))
-        choices.append(Content.assemble(("e", "$text-warning bold"), " no, and tell the model why"))
+        armed = self._armed
+
+        def choice(key: str, style: str, label: str | Content, ready: bool = armed) -> Content:
+            if not ready:  # dimmed until the prompt arms
+                return Content.assemble((key, "$text-muted"), (label, "$text-muted") if isinstance(label, str) else
+                                        label.stylize("$text-muted"))
+            return Content.assemble((key, style), label)
+
+        choices = [choice("y", "$text-success bold", " yes")]
+        offers_always = self.offers_always(request)
+        if offers_always:
+            assert request.suggested_rule is not None
+            label = Content(" yes, and don't ask again for ") + reveal_hidden(request.suggested_rule)
+            choices.append(choice("a", "$text-success bold", label, self._always_armed))
+        choices.append(choice("n", "$text-error bold", " no"))
+        choices.append(choice("e", "$text-warning bold", " no, and tell the model why"))
         if len(self.pending) > 1:
             choices.append(Content.styled(f"(1 of {len(self.pending)} pending)", "$text-muted"))
+        if not armed:
+            choices.append(Content.styled("arming…", "$text-muted italic"))
         columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
         rows = key_rows(choices, columns)
+        if request.suggested_rule and not offers_always:
+            rows.append(Content.styled(NO_RULE_REASON, "$text-warning"))
         self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
         # A row holding one answer wider than the prompt still wraps.
         return sum(max(-(-row.cell_length // columns), 1) for row in rows)
