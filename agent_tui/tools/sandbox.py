@@ -2,19 +2,25 @@
 
 Inside, the whole filesystem is mounted read-only except the working
 directories, a private temporary directory (`$TMPDIR`) and the paths in
-`sandbox.filesystem.allowWrite`; settings files, `.git/hooks` and
-`.git/config` stay read-only even inside the project; credential folders
-(`~/.ssh`, `~/.aws`, ...) are hidden behind empty mounts; the network is a
-fresh namespace with only loopback unless `sandbox.network.allowedDomains`
-is non-empty (domains are not filtered: a non-empty list turns the whole
-network on); creating Unix sockets is refused by a seccomp filter unless
-`sandbox.network.allowAllUnixSockets` (a socket file such as Docker's would
-otherwise be a way out).  The settings mirror Claude Code's `sandbox` block.
+`sandbox.filesystem.allowWrite`.  Inside those, every protected path of
+`shell/protected.py` stays read-only and cannot be renamed or replaced:
+agent and Claude Code settings, `.mcp.json`, editor and CI configuration,
+`.git` except what a commit writes, shell startup files; agent-tui's own
+config, data and cache folders are read-only whatever `allowWrite` says.
+Credential folders (`~/.ssh`, `~/.aws`, ...) are hidden behind empty mounts
+and API keys are removed from the environment (`sandbox.passEnv` keeps some);
+the network is a fresh namespace with only loopback unless
+`sandbox.network.allowedDomains` is non-empty (domains are not filtered: a
+non-empty list turns the whole network on); a seccomp filter refuses io_uring
+and, unless `sandbox.network.allowAllUnixSockets`, creating Unix sockets (a
+socket file such as Docker's would otherwise be a way out).  The settings
+mirror Claude Code's `sandbox` block.
 
-bwrap runs without `--new-session` and without a PID namespace: the command
-stays in the process group the Bash tool kills on timeout or abort, and the
-model can still see and stop the background commands it started earlier.
-`--die-with-parent` takes the sandbox down if bwrap itself is killed.
+The sandbox has its own PID namespace: a command cannot see or signal
+agent-tui or anything else outside it, and whatever it leaves running ends
+with its shell.  bwrap runs without `--new-session`, so the command stays in
+the process group the Bash tool kills on timeout or abort; `--die-with-parent`
+takes the sandbox down if bwrap itself is killed.
 """
 
 from __future__ import annotations
@@ -36,6 +42,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.shell.parse import CommandPart, Redirect, Word, parse_command
+from agent_tui.shell.protected import (
+    GIT_DIR_NO_PLACEHOLDER,
+    GIT_DIR_PROTECTED,
+    HOME_DIRS,
+    HOME_FILES,
+    PROJECT_DIRS,
+    PROJECT_FILES,
+)
 
 if TYPE_CHECKING:
     from agent_tui.config import Settings
@@ -53,8 +67,6 @@ SECRET_PATHS = (
     "~/.git-credentials",
     "~/.pypirc",
 )
-# Inside a writable working directory, these stay read-only (settings and git's code-running files).
-PROTECTED_IN_PROJECT = (".agent-tui", ".git/hooks", ".git/config")
 SELF_TEST_TIMEOUT = 10.0
 # Words that move the shell elsewhere: relative paths after them cannot be checked statically.
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
@@ -85,6 +97,8 @@ class SandboxConfig:
     allow_write: tuple[str, ...] = ()
     deny_write: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()
+    # Environment variables holding credentials that sandboxed commands may still see.
+    pass_env: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(cls, settings: Settings | None) -> SandboxConfig:
@@ -103,6 +117,7 @@ class SandboxConfig:
             allow_write=tuple(filesystem.get("allowWrite", ())),
             deny_write=tuple(filesystem.get("denyWrite", ())),
             deny_read=tuple(filesystem.get("denyRead", ())),
+            pass_env=tuple(table.get("passEnv", ())),
         )
 
     @property
@@ -142,7 +157,7 @@ def _self_test(bwrap: str) -> Availability:
     # The same namespaces a real command uses: a mount namespace, a network namespace, /proc, /dev.
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
             "--die-with-parent"]
-    program = unix_socket_filter()
+    program = seccomp_filter()
     fd = program_fd(program) if program is not None else None
     if fd is not None:
         argv += ["--seccomp", str(fd)]
@@ -202,6 +217,98 @@ def temp_dir(state: dict[str, Any]) -> Path:
     return Path(path)
 
 
+@dataclass
+class Wrapped:
+    """A command ready to run inside bwrap, and what to undo once it has exited.
+
+    `finish()` (call it exactly once, after the command and everything it started have exited)
+    removes the placeholders this command needed, and moves aside any protected file the command
+    created where none was (a placeholder there would show in `git status`); it returns one line per
+    file moved, for the tool result."""
+
+    argv: list[str]
+    placeholders: list[Path]
+    watched: list[Path]
+    quarantine: Path
+    _done: bool = False
+
+    def finish(self) -> list[str]:
+        if self._done:
+            return []
+        self._done = True
+        _release(self.placeholders)
+        notes = []
+        for path in self.watched:
+            if not (path.exists() or path.is_symlink()):
+                continue
+            self.quarantine.mkdir(parents=True, exist_ok=True)
+            kept = self.quarantine / f"{len(list(self.quarantine.iterdir())) + 1}-{path.name}"
+            try:
+                os.rename(path, kept)
+            except OSError as exc:
+                notes.append(f"The sandbox could not remove {path}, which the command created: {exc}.")
+                continue
+            notes.append(
+                f"The sandbox removed {path}, which the command created: sandboxed commands cannot create files "
+                f"that configure agents, editors, git or the shell (kept at {kept})."
+            )
+        return notes
+
+
+# Placeholders (empty folders or files made so that a missing protected path can be mounted read-only),
+# counted by the commands that rely on them: removed when the last one has exited.
+_PLACEHOLDERS: dict[Path, int] = {}
+
+
+def _placeholder(path: Path, *, folder: bool) -> bool:
+    """Make (or reuse) a placeholder at `path`; False when it cannot be made."""
+    if path in _PLACEHOLDERS:
+        _PLACEHOLDERS[path] += 1
+        return True
+    try:
+        if folder:
+            path.mkdir()
+        else:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o444)
+            os.close(fd)
+    except OSError:
+        return False
+    _PLACEHOLDERS[path] = 1
+    return True
+
+
+def _release(paths: Iterable[Path]) -> None:
+    for path in paths:
+        count = _PLACEHOLDERS.get(path, 0) - 1
+        if count > 0:
+            _PLACEHOLDERS[path] = count
+            continue
+        _PLACEHOLDERS.pop(path, None)
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()  # only when still empty
+            elif path.is_file() and path.stat().st_size == 0:
+                path.unlink()
+
+
+atexit.register(lambda: _release(list(_PLACEHOLDERS)))
+
+
+def own_dirs() -> list[Path]:
+    """agent-tui's own config, data and cache folders: never writable from the sandbox."""
+    from platformdirs import user_cache_dir, user_data_dir
+
+    from agent_tui.config import config_dir
+
+    data = os.environ.get("AGENT_TUI_DATA_DIR")
+    cache = os.environ.get("AGENT_TUI_CACHE_DIR")
+    return [
+        config_dir(),
+        Path(data).expanduser() if data else Path(user_data_dir("agent-tui")),
+        Path(cache).expanduser() if cache else Path(user_cache_dir("agent-tui")),
+    ]
+
+
 def wrap(
     argv: list[str],
     *,
@@ -213,23 +320,44 @@ def wrap(
     home: Path | None = None,
     settings_dirs: Iterable[Path] = (),
     seccomp_fd: int | None = None,
-) -> list[str]:
-    """`argv` run inside bwrap with this sandbox's mounts.  Creates `<cwd>/.agent-tui` when it is
-    missing, so a command cannot create the settings folder and grant itself permissions.
-    `seccomp_fd` is a readable descriptor holding `unix_socket_filter()`, passed to the child."""
-    home = home or Path.home()
+    quarantine: Path | None = None,
+) -> Wrapped:
+    """`argv` run inside bwrap with this sandbox's mounts (see `shell/protected.py` for the table).
+
+    Writable: the working directories, `tmpdir` and `allowWrite`.  Read-only inside them: every
+    protected path; each protected folder, and each folder on the way to one, is also mounted onto
+    itself so that it cannot be renamed or replaced.  Missing protected folders get an empty
+    placeholder for the command's lifetime; missing protected files are watched (`Wrapped.finish`).
+    `settings_dirs` (and agent-tui's own folders) are read-only whatever `allowWrite` says.
+    `seccomp_fd` is a readable descriptor holding `seccomp_filter()`, passed to the child."""
+    home = Path(os.path.realpath(home or Path.home()))
     cwd = Path(os.path.realpath(cwd))
     writable = _existing([cwd, *working_dirs, tmpdir, *_expand(config.allow_write, cwd, home)])
     with contextlib.suppress(OSError):
         (cwd / ".agent-tui").mkdir(exist_ok=True)
     private = Path(os.path.realpath(tmpdir))
-    protected = [d / name for d in writable if d != private for name in PROTECTED_IN_PROJECT]
-    read_only = _existing([*protected, *settings_dirs, *_expand(config.deny_write, cwd, home)])
+    roots = [d for d in writable if d != private]
+    plan = _Protection(roots)
+    for root in roots:
+        plan.project(root)
+    for name in (*HOME_FILES, *HOME_DIRS):
+        path = home / name
+        if plan.writable(path):
+            plan.protect(path, folder=name in HOME_DIRS)
+    own = []
+    for folder in [*settings_dirs, *own_dirs()]:
+        # made now (they are agent-tui's own) so that a command cannot create them with its own contents
+        with contextlib.suppress(OSError):
+            Path(folder).mkdir(parents=True, exist_ok=True)
+        own.append(folder)
+    read_only = _existing([*own, *_expand(config.deny_write, cwd, home)])
     hidden = _existing(_expand((*SECRET_PATHS, *config.deny_read), cwd, home))
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in writable:
         args += ["--bind", str(path), str(path)]
-    for path in read_only:
+    for path in plan.pinned:
+        args += ["--bind", str(path), str(path)]
+    for path in [*plan.read_only, *read_only]:
         args += ["--ro-bind", str(path), str(path)]
     for path in hidden:
         if path.is_dir():
@@ -240,8 +368,126 @@ def wrap(
         args.append("--unshare-net")
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    args += ["--die-with-parent", "--chdir", str(cwd), "--", *argv]
-    return args
+    for name in sorted(_scrubbed_env(os.environ, config.pass_env)):
+        args += ["--unsetenv", name]
+    args += ["--unshare-pid", "--die-with-parent", "--chdir", str(cwd), "--", *argv]
+    where = quarantine or private / "removed-by-sandbox"
+    return Wrapped(args, plan.placeholders, plan.watched, where)
+
+
+class _Protection:
+    """The mounts that keep the protected paths under the writable roots read-only."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = roots
+        self.pinned: list[Path] = []  # bound onto themselves (writable): renaming them fails
+        self.read_only: list[Path] = []
+        self.placeholders: list[Path] = []
+        self.watched: list[Path] = []
+
+    def writable(self, path: Path) -> bool:
+        return any(path == root or root in path.parents for root in self.roots)
+
+    def project(self, root: Path) -> None:
+        for name in PROJECT_DIRS:
+            self.protect(root / name, folder=True)
+        for name in PROJECT_FILES:
+            self.protect(root / name, folder=False)
+        self.git(root / ".git")
+
+    def git(self, path: Path) -> None:
+        if path.is_symlink():
+            path = Path(os.path.realpath(path))
+        if path.is_file():
+            self._read_only(path)
+            target = _gitdir_of(path)
+            if target is not None and self.writable(target):
+                self.git_dir(target)
+        elif path.is_dir():
+            self.git_dir(path)
+        # no .git: nothing to protect (a placeholder would break `git init`)
+
+    def git_dir(self, path: Path) -> None:
+        self._pin(path)
+        for name in GIT_DIR_PROTECTED:
+            if name in GIT_DIR_NO_PLACEHOLDER and not (path / name).exists():
+                self.watched.append(path / name)
+            else:
+                self.protect(path / name, folder=name not in ("config", "config.worktree"))
+
+    def protect(self, path: Path, *, folder: bool) -> None:
+        """Read-only `path`; its missing folders get a placeholder, a missing file is watched."""
+        folder_wanted = folder
+        if path.is_symlink() or path.exists():
+            real = Path(os.path.realpath(path))
+            if not self.writable(real):
+                return  # already read-only (outside every writable root)
+            for parent in _between(real.parent, self.roots):
+                self._pin(parent)
+            self._read_only(real)
+            return
+        missing = path
+        while not (missing.parent.exists() or missing.parent.is_symlink()):
+            missing = missing.parent
+        parent = Path(os.path.realpath(missing.parent))
+        if not parent.is_dir() or not self.writable(parent):
+            return
+        missing = parent / missing.name
+        for folder in _between(parent, self.roots):
+            self._pin(folder)
+        if missing != path or folder_wanted:
+            if _placeholder(missing, folder=True):
+                self.placeholders.append(missing)
+                self._read_only(missing)
+        else:
+            self.watched.append(missing)
+
+    def _pin(self, path: Path) -> None:
+        if path not in self.pinned and path not in self.roots:
+            self.pinned.append(path)
+
+    def _read_only(self, path: Path) -> None:
+        if path not in self.read_only:
+            self.read_only.append(path)
+
+
+def _between(path: Path, roots: list[Path]) -> list[Path]:
+    """The folders from the writable root holding `path` down to `path` itself (root excluded), top first."""
+    for root in roots:
+        if path == root or root in path.parents:
+            chain = []
+            while path != root:
+                chain.append(path)
+                path = path.parent
+            return chain[::-1]
+    return []
+
+
+def _gitdir_of(dotgit: Path) -> Path | None:
+    """The folder a `.git` file (`gitdir: <path>`, as in worktrees and submodules) points to."""
+    try:
+        text = dotgit.read_text(errors="replace")[:4096]
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("gitdir:"):
+            target = Path(line.split(":", 1)[1].strip())
+            return Path(os.path.realpath(dotgit.parent / target))
+    return None
+
+
+# Environment variables that hold credentials for model APIs and clouds: a sandboxed command does not see
+# them unless `sandbox.passEnv` names them.
+_SECRET_ENV = re.compile(
+    r"(?:ANTHROPIC|OPENAI|AWS|AZURE|GEMINI|GROQ|MISTRAL|COHERE|TOGETHER|FIREWORKS|DEEPSEEK|XAI|OPENROUTER)_\w*|"
+    r"\w*_(?:API_KEY|TOKEN|SECRET|SECRET_KEY|ACCESS_KEY|PASSWORD)|AGENT_TUI_API_KEY"
+)
+
+
+def _scrubbed_env(env: Mapping[str, str], passed: Iterable[str]) -> set[str]:
+    """The variables of `env` removed inside the sandbox."""
+    keep = set(passed)
+    return {name for name in env if _SECRET_ENV.fullmatch(name) and name not in keep}
 
 
 def _expand(paths: Iterable[str], cwd: Path, home: Path) -> list[Path]:
@@ -266,20 +512,24 @@ def _existing(paths: Iterable[Path]) -> list[Path]:
     return list(seen)
 
 
-# ------------------------------------------------------------ Unix sockets: a seccomp filter
+# ------------------------------------------------------------ a seccomp filter: Unix sockets, io_uring
 
 # Per architecture: (AUDIT_ARCH_* value, the socket(2) syscall number).
 _ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+# io_uring_setup, io_uring_enter, io_uring_register: the same numbers on both architectures.
+_IO_URING = (425, 428)
 _X32_SYSCALL_BIT = 0x40000000
 _AF_UNIX = 1
 _LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
 
 
-def unix_socket_filter(machine: str | None = None) -> bytes | None:
-    """A seccomp BPF program refusing socket(AF_UNIX, ...) (EPERM), for bwrap's `--seccomp FD`.
+def seccomp_filter(machine: str | None = None, *, allow_unix_sockets: bool = False) -> bytes | None:
+    """A seccomp BPF program for bwrap's `--seccomp FD`.
 
-    A network namespace cuts TCP but not sockets on the filesystem (a Docker socket is a way out);
+    It refuses io_uring (ENOSYS, so programs fall back to ordinary system calls: io_uring's requests
+    are not seen by seccomp at all) and, unless `allow_unix_sockets`, socket(AF_UNIX, ...) (EPERM): a
+    network namespace cuts TCP but not sockets on the filesystem (a Docker socket is a way out);
     socketpair() stays allowed.  Foreign-ABI syscalls (i386, x32) are refused so they cannot
     sidestep it.  None on architectures without a table entry.
     """
@@ -295,12 +545,18 @@ def unix_socket_filter(machine: str | None = None) -> bytes | None:
         (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
         (_JGE, 0, 1, _X32_SYSCALL_BIT),
         (_RET, 0, 0, deny),
-        (_JEQ, 0, 3, socket_nr),
-        (_LD_ABS, 0, 0, 16),  # low half of seccomp_data.args[0] (little-endian)
-        (_JEQ, 0, 1, _AF_UNIX),
-        (_RET, 0, 0, deny),
-        (_RET, 0, 0, _ALLOW),
+        (_JGE, 0, 2, _IO_URING[0]),
+        (_JGE, 1, 0, _IO_URING[1]),
+        (_RET, 0, 0, _ERRNO | errno.ENOSYS),
     ]
+    if not allow_unix_sockets:
+        program += [
+            (_JEQ, 0, 3, socket_nr),
+            (_LD_ABS, 0, 0, 16),  # low half of seccomp_data.args[0] (little-endian)
+            (_JEQ, 0, 1, _AF_UNIX),
+            (_RET, 0, 0, deny),
+        ]
+    program.append((_RET, 0, 0, _ALLOW))
     return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
 
 
