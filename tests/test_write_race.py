@@ -18,6 +18,8 @@ import pytest
 from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
+from agent_tui.tools._fileio import FileToolError
+from agent_tui.tools.pinned import open_pinned, pin
 from agent_tui.tools.write import WriteTool
 from tests.engine_helpers import auto_answer, make_session, tool_results
 from tests.loopback import reply, tool_use
@@ -220,3 +222,23 @@ async def test_symlinked_files_and_folders_the_policy_resolved_are_written_throu
     assert (tree.proj / "link.txt").is_symlink() and real.read_text() == "two\n"
     assert (tree.proj / "real" / "made.txt").read_text() == "made\n"
     assert (tree.proj / "out.txt").is_symlink() and (tree.outside / "shared.txt").read_text() == "changed\n"
+
+
+async def test_a_folder_still_to_be_made_that_appears_as_a_symlink_is_refused(api, tree):
+    target = tree.proj / "new" / "deeper" / "f.txt"
+    plant = when(ev.ToolStarted, "t0", lambda: (tree.proj / "new").symlink_to(tree.outside, target_is_directory=True))
+    [result] = await run_calls(api, tree.proj, "acceptEdits", ("Write", {"file_path": str(target), "content": "x"}),
+                               listener=plant)
+    assert refused(result, target), result
+    assert os.listdir(tree.outside) == []
+
+
+def test_a_path_that_already_differs_from_the_checked_one_when_pinned_is_refused(tmp_path):
+    root = Path(os.path.realpath(tmp_path))
+    (root / "outside").mkdir()
+    (root / "sub").symlink_to(root / "outside", target_is_directory=True)
+    # The policy resolved sub/a.txt while sub was still a folder; by the pin it is a symlink.
+    pinned = pin(root / "sub" / "a.txt", str(root / "sub" / "a.txt"))
+    assert pinned.anchor_id is None
+    with pytest.raises(FileToolError, match=f"The parent folder of {root / 'sub' / 'a.txt'} {CHANGED}"):
+        open_pinned(pinned)
