@@ -42,6 +42,7 @@ STORY_START = "Once upon a time a stream"
 STORY = STORY_START + " began, and it went on and on without ever reaching its end, because the server stalled."
 STILL_HERE = "Still here after the interruption."
 EXITED = "agent-tui exited with status"
+ARMING = "arming…"
 
 
 class Tmux:
@@ -112,6 +113,10 @@ class Tmux:
         self.type(words)
         self.wait_for(words)
         self.press("Enter")
+
+    def wait_armed(self, timeout: float = STEP) -> str:
+        """Wait until a permission prompt shows and takes answers (it arms after a pause in typing)."""
+        return self.wait_for(lambda s: "Permission needed" in s and ARMING not in s and "y yes" in s, timeout)
 
 
 def clean_env(url: str, tmp_path: Path) -> dict[str, str]:
@@ -195,7 +200,7 @@ def test_a_person_chats_approves_a_write_aborts_a_stream_and_quits(agent):
 
     # 2. A Write needs permission; `y` lets it run.
     tmux.prompt("write a greeting file")
-    shown = tmux.wait_for("Permission needed")
+    shown = tmux.wait_armed()
     assert "Write" in shown and "greeting.txt" in shown and "+hello from tmux" in shown
     assert not target.exists()
     tmux.press("y")
@@ -261,7 +266,7 @@ def test_at_80x24_a_person_approves_a_write_and_resizes_while_the_answer_streams
     )
 
     tmux.prompt("write a greeting file")
-    shown = tmux.wait_for("Permission needed")
+    shown = tmux.wait_armed()
     # The prompt fits an 80x24 terminal: the diff and the answer keys are both on screen.
     assert "+hello at 80x24" in shown and "y yes" in shown and "n no" in shown
     tmux.press("y")
@@ -323,3 +328,46 @@ def test_a_command_typed_in_one_burst_runs_as_typed_fifty_times(agent):
         tmux.wait_for("Ask anything")
     assert (summaries, exports) == (34, 16)
     print(f"\n50 bursts: {summaries} /compact, {exports} /export, each ran as typed")
+
+
+TYPED = "yes and always answer anything else now, exactly as any person typing an easy sentence"
+RAN = "The command ran."
+
+
+def test_a_sentence_typed_while_a_prompt_arrives_answers_nothing_and_y_after_arming_runs(agent):
+    """The model picks the moment: a prompt appearing mid-sentence must not take the next
+    letter (`y` would approve, `a` would also save a rule). The letters stay in the input."""
+    tmux, srv = agent.tmux, agent.api
+    marker = agent.project / "ran.txt"
+    srv.push(
+        reply(tool_use("Bash", {"command": f"touch {marker.name}"}, id="toolu_touch")),
+        reply(text(RAN)),
+    )
+    tmux.prompt("make the file")
+    # Typing goes on, one key at a time, before, while and well after the prompt appears.
+    seen_at = None
+    for n, letter in enumerate(TYPED):
+        tmux.type(letter)
+        time.sleep(0.04)
+        if seen_at is None and n % 3 == 0 and "Permission needed" in tmux.screen():
+            seen_at = time.monotonic()
+    assert seen_at is not None, f"no prompt arrived while typing; the pane shows:\n{tmux.screen()}"
+    typed_after = time.monotonic() - seen_at
+    assert typed_after > 1.0, f"only {typed_after:.2f}s of typing after the prompt appeared"
+    shown = tmux.screen()
+    assert "Permission needed" in shown, shown
+    assert not marker.exists(), "a letter typed into the input approved the command"
+    assert not (agent.project / ".agent-tui" / "settings.local.json").exists(), "a letter saved a rule"
+    assert len(srv.requests) == 1
+    # Every letter landed in the input box (it wraps: compare without spaces and line breaks).
+    box = "".join(shown.split("Permission needed", 1)[1].split())
+    assert "".join(TYPED.split())[-40:] in box.replace("│", ""), shown
+
+    # A pause: the prompt arms and `y` runs the command.
+    shown = tmux.wait_armed()
+    tmux.press("y")
+    tmux.wait_for(RAN)
+    assert marker.exists()
+    assert not (agent.project / ".agent-tui" / "settings.local.json").exists()
+    result = srv.requests[1].body["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_touch" and not result.get("is_error")
