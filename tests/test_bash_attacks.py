@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,12 @@ from agent_tui.tools.bash import BashTool
 from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.read import ReadTool
+from agent_tui.tools.sandbox import availability
 from agent_tui.tools.write import WriteTool
 from tests.engine_helpers import FAST_RETRY, Recorder, auto_answer
 from tests.loopback import reply, tool_use
+
+requires_bwrap = pytest.mark.skipif(not availability().ok, reason=f"no working bubblewrap: {availability().reason}")
 
 
 class RecordingBash(BashTool):
@@ -182,6 +186,14 @@ DANGER = [
     ("bash -c 'rm -rf ~'", "??D?D"),
     ("eval 'rm -rf /'", "??D?D"),
     ("find / -exec rm -rf {} +", "??D?D"),
+    # kills whose targets are only known when they run
+    ("pgrep -x sleep | xargs kill -9", "??D?D"),
+    ("pgrep -f bin/agent-tui | xargs kill -9", "??D?D"),
+    ("xargs kill < pids", "??D?D"),
+    ("xargs -r kill -TERM < pids", "??D?D"),
+    ("pkill $X", "??D?D"),
+    ('pkill -f "$P"', "??D?D"),
+    ("killall $(cat names)", "??D?D"),
     # ordinary forms of the same commands still follow the rules
     ("rm -rf build", "AADAA"),
     ("git push origin main", "AADAA"),
@@ -191,7 +203,7 @@ DANGER_ALLOW = ["Bash(rm:*)", "Bash(git:*)", "Bash(kill:*)", "Bash(pkill:*)", "B
                 "Bash(python:*)", "Bash(python3:*)", "Bash(perl:*)", "Bash(ruby:*)", "Bash(node:*)", "Bash(env:*)",
                 "Bash(echo:*)", "Bash(xargs:*)", "Bash(nice:*)", "Bash(nohup:*)", "Bash(timeout:*)", "Bash(cd:*)",
                 "Bash(command:*)", "Bash(exec:*)", "Bash(sh:*)", "Bash(bash:*)", "Bash(eval:*)", "Bash(find:*)",
-                "Bash(sudo:*)"]
+                "Bash(sudo:*)", "Bash(pgrep:*)"]
 
 # Deny rules, however the command is spelled: denied in every mode without a prompt.
 DENY = [
@@ -242,12 +254,31 @@ SAFE = [
     ("echo done", "AAAAA"),
 ]
 
+# git pointed at another repository or configuration: never read-only (its config's fsmonitor, pager or
+# hooks would run). No rules.
+GIT_INDIRECTION = [
+    ("git -C evil status", "??DAD"),
+    ("git -C . status", "??DAD"),
+    ("git --git-dir=evil --work-tree=. status", "??DAD"),
+    ("git --git-dir evil status", "??DAD"),
+    ("git --work-tree=.. status", "??DAD"),
+    ("GIT_DIR=evil git status", "??DAD"),
+    ("GIT_WORK_TREE=.. git status", "??DAD"),
+    ("env GIT_DIR=evil git log", "??DAD"),
+    ("GIT_CONFIG_GLOBAL=evil/config git status", "??DAD"),
+    ("git --namespace=x log", "??DAD"),
+    ("cd evil && git status", "??DAD"),
+    ("git --no-pager log --oneline", "AAAAA"),
+    ("git status", "AAAAA"),
+]
+
 CASES = (
     [("exposure", c, e, [], []) for c, e in EXPOSURE]
     + [("protected", c, e, ["Bash(echo:*)"], []) for c, e in PROTECTED]
     + [("danger", c, e, DANGER_ALLOW, []) for c, e in DANGER]
     + [("deny", c, e, ["Bash(git:*)", "Bash(cat:*)", "Bash(cp:*)"], DENY_RULES) for c, e in DENY]
     + [("safe", c, e, [], []) for c, e in SAFE]
+    + [("git", c, e, [], []) for c, e in GIT_INDIRECTION]
 )
 
 
@@ -313,7 +344,11 @@ async def test_each_command_in_each_mode(api, tree, table, command, expected, al
 @pytest.mark.parametrize(
     "path",
     [".agent-tui/settings.local.json", ".claude/settings.json", ".git/hooks/pre-commit", ".mcp.json",
-     "~/.ssh/authorized_keys", "~/.bashrc.d/../.zshrc", "{config}/settings.json"],
+     "~/.ssh/authorized_keys", "~/.bashrc.d/../.zshrc", "{config}/settings.json",
+     # files other programs execute or load: acceptEdits asks too
+     ".envrc", ".vscode/settings.json", ".vscode/tasks.json", ".idea/workspace.xml",
+     ".devcontainer/devcontainer.json", ".gitmodules", ".npmrc", ".pre-commit-config.yaml", ".ripgreprc",
+     ".github/workflows/ci.yml", ".husky/pre-commit"],
 )
 async def test_writing_a_protected_file_asks_in_every_mode_that_can_ask(api, tree, path):
     path = os.path.expanduser(path.replace("{config}", str(config_dir())))
@@ -391,3 +426,69 @@ async def test_a_subagent_reading_outside_the_project_is_asked_too(api, tree, mo
     assert "toolu_sub" in asked or mode == "plan", asked
     assert len(finished) == 1 and finished[0].is_error
     assert recording.ran == []
+
+
+async def test_git_in_a_folder_shaped_like_a_repository_asks(api, tree):
+    """No `.git` above the working directory, but the folder itself holds HEAD, objects/ and refs/:
+    git would take it for a (bare) repository and run its config's fsmonitor."""
+    shutil.rmtree(tree.proj / ".git")
+    (tree.proj / "HEAD").write_text("ref: refs/heads/main\n")
+    (tree.proj / "objects").mkdir()
+    (tree.proj / "refs").mkdir()
+    # plan mode: git status counts as read-only there, so it asks rather than being refused
+    assert await run_in_every_mode(api, tree, "Bash", {"command": "git status"}, [], []) == "???AD"
+
+
+@requires_bwrap
+@pytest.mark.parametrize("allow", [[], ["Bash(git status:*)", "Bash(ls:*)"]], ids=["no rules", "allow rules"])
+@pytest.mark.parametrize("command", ["git status", "ls", "echo hi"])
+async def test_leaving_the_sandbox_always_asks_outside_bypass(api, tree, allow, command):
+    got = await run_in_every_mode(api, tree, "Bash", {"command": command, "dangerouslyDisableSandbox": True},
+                                  allow, [])
+    assert got == "???AD", f"{command!r} unsandboxed: {MODES} gave {got}"
+
+
+def _planted_repository(proj: Path, marker: Path) -> None:
+    """A checked-in folder that git takes for a repository whose fsmonitor writes `marker`."""
+    evil = proj / "evil"
+    (evil / "objects").mkdir(parents=True)
+    (evil / "refs" / "heads").mkdir(parents=True)
+    (evil / "HEAD").write_text("ref: refs/heads/main\n")
+    (evil / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"
+        f"\tfsmonitor = \"touch {marker}; false\"\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["git -C evil status", "git --git-dir=evil --work-tree=. status"])
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["sandboxed", "dangerouslyDisableSandbox"])
+async def test_a_planted_fsmonitor_never_runs_unasked_nor_after_approval(api, tree, command, unsandboxed):
+    if unsandboxed and not availability().ok:
+        pytest.skip(f"needs a working bubblewrap: {availability().reason}")
+    marker = tree.home / "pwned"
+    _planted_repository(tree.proj, marker)
+    session = Session(
+        model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test-key"),
+        tools=[BashTool()], cwd=tree.proj, policy=PermissionPolicy(cwd=tree.proj),
+        options=SessionOptions(retry=FAST_RETRY),
+    )
+    api.handler = lambda body, i: (
+        reply(tool_use("Bash", {"command": command, "dangerouslyDisableSandbox": unsandboxed}, id=f"toolu_{i}"))
+        if _text_turn(body) else reply("done")
+    )
+    rec = Recorder(session)
+    answers = [PermissionAnswer("deny")]
+
+    def on_event(event: ev.Event) -> None:
+        if isinstance(event, ev.PermissionRequested) and event.future is not None and not event.future.done():
+            event.future.set_result(answers[-1])
+
+    session.bus.add_listener(on_event)
+    await session.submit("look at the other repository")
+    assert any(isinstance(e, ev.PermissionRequested) for _, e in rec.events), "it must ask"
+    assert not marker.exists()
+    # a person says yes: git runs, but the agent's git never runs a configured fsmonitor
+    answers.append(PermissionAnswer("allow"))
+    await session.submit("yes, look")
+    finished = [e for _, e in rec.events if isinstance(e, ev.ToolFinished)]
+    assert finished and not marker.exists(), finished[-1]

@@ -15,7 +15,7 @@ READ_ONLY = [
     "git status",
     "git log --oneline -5",
     "git diff HEAD -- src/app.py",
-    "git -C repo show HEAD:README.md",
+    "git --no-pager show HEAD:README.md",
     "git branch",
     "git branch -a -v",
     "git branch --list 'feat/*'",
@@ -58,6 +58,13 @@ NOT_READ_ONLY = [
     "env",
     "printenv PATH",
     "echo $ANTHROPIC_API_KEY",
+    # git pointed at another repository or configuration (whose fsmonitor or pager git would run)
+    "git -C repo show HEAD:README.md",
+    "git --git-dir=x status",
+    "git --work-tree=.. status",
+    "git -c core.fsmonitor=x status",
+    "git --config-env=core.pager=P log",
+    "git --exec-path=/tmp status",
     # options that read any file or follow symlinks anywhere
     "git diff --no-index ../secret x",
     "git diff --no-ind ../secret x",

@@ -11,11 +11,13 @@ substitution that does not itself pass makes the whole command fail.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .parse import CommandPart, ParsedCommand, children, parse_command
+from .parse import CommandPart, ParsedCommand, children, parse_command, unwrap
 from .paths import static
 
 _LIST_OPERATORS = {"&&", "||", ";", "\n"}
@@ -310,14 +312,16 @@ _GIT_SUBCOMMANDS: dict[str, Callable[[list[str]], bool]] = {
 
 
 def _git(args: list[str]) -> bool:
+    """A git command that only reads, in the session's own repository.
+
+    `-C`, `--git-dir`, `--work-tree`, `-c`, `--config-env`, `--exec-path` and friends point git at
+    another repository or configuration, whose `core.fsmonitor`, pager or hooks git would run:
+    they are never read-only (the policy also asks when the repository git would discover from
+    the working directory is not the project's own)."""
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg == "-C":
-            i += 2
-        elif arg in ("--no-pager", "-P", "--no-optional-locks") or (
-            "=" in arg and _long_name(arg) in ("--git-dir", "--work-tree")
-        ):
+        if arg in ("--no-pager", "-P", "--no-optional-locks"):
             i += 1
         else:
             break
@@ -360,3 +364,24 @@ _NO_PATH_ARGS = frozenset({
 _NO_GLOBS = frozenset({"sort", "tree", "find", "date", "git", "rg", "file", "hostname", "uniq"})
 # Their first operand is a pattern, unless -e/-f gives it.
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def runs_git(part: CommandPart) -> bool:
+    """Whether `part` runs git (after wrappers such as `env` or `timeout`)."""
+    argv = unwrap(part.argv)[0]
+    return bool(argv) and posixpath.basename(argv[0]) == "git"
+
+
+def foreign_repository(cwd: Path | str) -> bool:
+    """Whether git, started in `cwd`, would use a repository other than the project's own.
+
+    Git looks in each folder from `cwd` up for a `.git`, and treats a folder that itself holds
+    `HEAD`, `objects/` and `refs/` as a (bare) repository: a checked-in folder shaped like that is
+    someone else's configuration (its `core.fsmonitor` runs on `git status`)."""
+    folder = Path(cwd)
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return False
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir() and (candidate / "refs").is_dir():
+            return True
+    return False

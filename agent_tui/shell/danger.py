@@ -172,6 +172,8 @@ class _Danger:
             return f"formats a filesystem ({name})"
         if name in ("rm", "shred", "rmdir") and "xargs" in wrappers:
             return f"xargs {name} deletes whatever its input names, which cannot be checked"
+        if name in ("kill", "pkill", "killall", "skill", "snice") and "xargs" in wrappers:
+            return f"xargs {name} signals whatever processes its input names, which cannot be checked"
         check = _CHECKS.get(name)
         if check is not None:
             reason = check(self, argv, words)
@@ -333,6 +335,9 @@ class _Danger:
                        "-o", "--older-than", "-y", "--younger-than", "-n"}
         if name == "pkill":
             takes_value.add("-s")
+        expanding = next((w for w in words[1:] if w.expands and not w.value.startswith("-")), None)
+        if expanding is not None:
+            return f"{name} {expanding.raw} signals processes chosen only when the command runs"
         patterns, regex, args = [], name == "pkill", argv[1:]
         i = 0
         while i < len(args):

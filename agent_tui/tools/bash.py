@@ -122,6 +122,15 @@ class BashTool(BaseTool):
     def runs_sandboxed(self, input: dict[str, Any]) -> bool:
         return self.sandbox.runs_sandboxed(input)
 
+    def leaves_sandbox(self, input: dict[str, Any]) -> bool:
+        """Whether `dangerouslyDisableSandbox` takes this call out of a sandbox that would otherwise hold it."""
+        return (
+            bool(input.get("dangerouslyDisableSandbox"))
+            and self.sandbox.enabled
+            and self.sandbox.allow_unsandboxed_commands
+            and sandbox.availability().ok
+        )
+
     def sandbox_auto_allows(self, input: dict[str, Any]) -> bool:
         """Whether acceptEdits may run this call without a prompt because the sandbox contains it."""
         return self.sandbox.auto_allow_bash_if_sandboxed and self.runs_sandboxed(input)
@@ -277,8 +286,33 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
+# git configuration that runs programs, set to harmless values on every git the agent runs (through
+# GIT_CONFIG_COUNT, after the user's own): none of them changes what a command reads or writes.
+GIT_NEUTRAL_CONFIG = (
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("sequence.editor", "true"),
+    ("protocol.ext.allow", "never"),
+)
+
+
+def git_config_env(environ: dict[str, str]) -> dict[str, str]:
+    """The GIT_CONFIG_COUNT/KEY_n/VALUE_n variables appending GIT_NEUTRAL_CONFIG to `environ`'s own."""
+    try:
+        start = max(0, int(environ.get("GIT_CONFIG_COUNT", "0")))
+    except ValueError:
+        start = 0
+    extra = {"GIT_CONFIG_COUNT": str(start + len(GIT_NEUTRAL_CONFIG))}
+    for i, (key, value) in enumerate(GIT_NEUTRAL_CONFIG, start=start):
+        extra[f"GIT_CONFIG_KEY_{i}"] = key
+        extra[f"GIT_CONFIG_VALUE_{i}"] = value
+    return extra
+
+
 async def _spawn(launch: _Launch, ctx: ToolContext, stdout: Any) -> asyncio.subprocess.Process:
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true"}
+    env.update(git_config_env(env))
     if launch.sandboxed:
         env["TMPDIR"] = str(sandbox.temp_dir(ctx.state))
     try:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ...config import PERMISSION_MODES, config_dir
-from ...shell.classify import is_read_only_part, parts_pass, read_paths
+from ...shell.classify import foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
 from ...shell.danger import danger_reason, sensitive_write_reason
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ...shell.paths import resolve_paths, static
@@ -330,7 +330,8 @@ class PermissionPolicy:
         read_only = _safe_call(tool.is_read_only, input)
         if tool.name == "Bash" and isinstance(input.get("command"), str):
             sandboxed = _safe_call(tool.sandbox_auto_allows, input)
-            return self._decide_bash(input["command"], read_only, env, sandboxed)
+            leaves = _safe_call(getattr(tool, "leaves_sandbox", lambda _: False), input)
+            return self._decide_bash(input["command"], read_only, env, sandboxed, leaves)
         target = path_target(tool.name, input, env)
         decision = self._decide_path_tool(tool.name, input, read_only, target, env)
         return decision if target is None else dataclasses.replace(decision, resolved=target.resolved)
@@ -412,7 +413,9 @@ class PermissionPolicy:
             return dataclasses.replace(decision, message=hook.permission_decision_reason)
         return decision
 
-    def _decide_bash(self, command: str, read_only: bool, env: WorkingDirs, sandboxed: bool = False) -> Decision:
+    def _decide_bash(
+        self, command: str, read_only: bool, env: WorkingDirs, sandboxed: bool = False, leaves: bool = False
+    ) -> Decision:
         parsed = parse_command(command)
         parts = list(parsed.every_part()) if parsed is not None else []
         rule = self._bash_rule("deny", command, parsed, parts)
@@ -435,6 +438,10 @@ class PermissionPolicy:
             return self._ask("Bash", f"Rule {rule} requires approval.", suggest_bash(parts, env), "ask_rule")
         if self.mode == "bypassPermissions":
             return Decision("allow", reason="mode")
+        if leaves:
+            # Outside the sandbox nothing contains the command: a person decides, every time (no rule, no hook).
+            why = "asks to run outside the sandbox (dangerouslyDisableSandbox)"
+            return self._ask("Bash", f"This command {why}.", danger=why, reason="unsandboxed")
         verdicts = {id(part): self._part_verdict(part, env) for part in parts}
         redirects_ok = all(
             self._reads_inside(r.target, env)
@@ -463,7 +470,7 @@ class PermissionPolicy:
         """
         if not part.words:
             return None
-        if is_read_only_part(part):
+        if is_read_only_part(part) and not (runs_git(part) and foreign_repository(env.cwd)):
             outside = self._outside_reads(part, env)
             if outside == []:
                 return "read_only"
