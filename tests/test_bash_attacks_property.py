@@ -232,3 +232,107 @@ def test_plain_reads_inside_the_project_run_without_a_prompt(tree, command):
 
     assert all(ran and not prompted for prompted, ran in outcome.values()), (command, outcome)
 
+
+
+# ---------------------------------------------------------------- git indirection, kills, renames
+
+GIT_POINTERS = [
+    "-C {t}", "-C{t}", "--git-dir={t}", "--git-dir {t}", "--work-tree={t}", "--work-tree {t}", "--git-dir={t} --work-tree=.",
+    "--namespace=x", "--exec-path={t}", "-c core.fsmonitor={t}", "-c core.pager=cat", "--config-env=core.pager=P",
+]
+GIT_ENV = ["GIT_DIR={t}", "GIT_WORK_TREE={t}", "GIT_CONFIG_GLOBAL={t}/config", "GIT_CONFIG={t}/config",
+           "GIT_CONFIG_SYSTEM={t}/config", "GIT_COMMON_DIR={t}", "GIT_EXEC_PATH={t}"]
+GIT_TARGETS = ["evil", ".", "..", "/tmp/x", "$HOME", "./vendor/repo", '"$PWD/evil"', "$(echo evil)"]
+GIT_READS = ["status", "log --oneline", "diff", "show HEAD", "branch -a", "blame README.md", "ls-files",
+             "rev-parse HEAD"]
+
+
+@st.composite
+def git_indirections(draw) -> str:
+    """A read-only git command pointed at another repository or configuration, however spelled."""
+    target = draw(st.sampled_from(GIT_TARGETS))
+    quiet = draw(st.sampled_from(["", "--no-pager ", "-P ", "--no-optional-locks "]))
+    read = draw(st.sampled_from(GIT_READS))
+    if draw(st.booleans()):
+        pointer = draw(st.sampled_from(GIT_POINTERS)).replace("{t}", target)
+        command = f"git {quiet}{pointer} {read}" if draw(st.booleans()) else f"git {pointer} {quiet}{read}"
+    else:
+        assignment = draw(st.sampled_from(GIT_ENV)).replace("{t}", target)
+        command = draw(st.sampled_from([f"{assignment} git {quiet}{read}", f"env {assignment} git {quiet}{read}"]))
+    return _wrap(command, draw(st.sampled_from(WRAPPERS)))
+
+
+@given(command=git_indirections(), allow=st.lists(st.sampled_from(RULES), max_size=4, unique=True))
+def test_git_pointed_elsewhere_never_runs_unasked(tree, command, allow):
+    outcome = run_everywhere(tree, command, allow)
+    count("git indirection commands")
+
+    for mode in GUARDED_MODES:
+        assert not outcome[mode][1], f"{command!r} ran without a prompt in {mode} mode (rules {allow})"
+
+
+KILL_TARGETS = ["$X", '"$PID"', "$(pgrep -f server)", "`cat pids`", "${P:-1}", '"$(cat pidfile)"']
+PGREPS = ["pgrep -x sleep", "pgrep -f bin/agent-tui", "pgrep python", "ps -eo pid", "cat pids", "echo 1"]
+
+
+@st.composite
+def kill_forms(draw) -> str:
+    """A kill whose target is only known when it runs."""
+    kill = draw(st.sampled_from(["kill", "kill -9", "kill -TERM", "kill -s KILL", "/bin/kill"]))
+    form = draw(st.integers(0, 4))
+    if form == 0:
+        xargs = draw(st.sampled_from(["xargs", "xargs -r", "xargs -n1", "xargs -I{} "]))
+        return f"{draw(st.sampled_from(PGREPS))} | {xargs} {kill}"
+    if form == 1:
+        return f"xargs {kill} < {draw(st.sampled_from(['pids', '/tmp/pids', 'run.pid']))}"
+    target = draw(st.sampled_from(KILL_TARGETS))
+    if form == 2:
+        core = f"{kill} {target}"
+    elif form == 3:
+        core = f"pkill {draw(st.sampled_from(['', '-9 ', '-f ', '-x ', '-u root ']))}{target}"
+    else:
+        core = f"killall {draw(st.sampled_from(['', '-9 ', '-r ']))}{target}"
+    return _wrap(core, draw(st.sampled_from(WRAPPERS)))
+
+
+@given(command=kill_forms())
+def test_kills_of_runtime_targets_always_ask(tree, command):
+    outcome = run_everywhere(tree, command, ["Bash(kill:*)", "Bash(pkill:*)", "Bash(killall:*)", "Bash(xargs:*)",
+                                            "Bash(pgrep:*)", "Bash(cat:*)", "Bash(ps:*)", "Bash(echo:*)"])
+    count("kill forms")
+
+    for mode, (prompted, ran) in outcome.items():
+        assert not ran, f"{command!r} ran without a prompt in {mode} mode"
+        if mode not in ("dontAsk", "plan"):
+            assert prompted, f"{command!r} was not prompted in {mode} mode"
+
+
+PROTECTED_RENAMED = [".git", ".git/hooks", ".git/config", ".claude", ".claude/settings.json", ".mcp.json",
+                     ".vscode", ".github/workflows", ".agent-tui", ".envrc", ".gitmodules", ".idea"]
+PATH_SPELLINGS = ["{}", "./{}", "{}/", "src/../{}", '"$PWD/{}"', "~+/{}"]
+MOVERS = ["mv {a} {b}", "mv -f {a} {b}", "mv -T {a} {b}", "cp -a {b} {a}", "rm -rf {a}", "ln -sfn {b} {a}",
+          "rsync -a --delete {b}/ {a}", "install -d {a}", "mv {b} {a}"]
+
+
+@st.composite
+def protected_renames(draw) -> tuple[str, str]:
+    """(command, protected path): a rename, replacement or removal of a protected path."""
+    path = draw(st.sampled_from(PROTECTED_RENAMED))
+    spelled = draw(st.sampled_from(PATH_SPELLINGS)).replace("{}", path)
+    if spelled.endswith("/") and "." in path.rsplit("/", 1)[-1][1:]:
+        spelled = spelled.rstrip("/")
+    other = draw(st.sampled_from(["moved-away", "/tmp/elsewhere", "src/x"]))
+    return _wrap(draw(st.sampled_from(MOVERS)).format(a=spelled, b=other), draw(st.sampled_from(WRAPPERS))), path
+
+
+@given(attack=protected_renames(), allow=st.lists(st.sampled_from(RULES), max_size=4, unique=True))
+def test_renaming_a_protected_path_always_asks(tree, attack, allow):
+    command, _ = attack
+    outcome = run_everywhere(tree, command, [*allow, "Bash(mv:*)", "Bash(cp:*)", "Bash(ln:*)", "Bash(rsync:*)",
+                                             "Bash(install:*)"])
+    count("protected-path renames (policy)")
+
+    for mode, (prompted, ran) in outcome.items():
+        assert not ran, f"{command!r} ran without a prompt in {mode} mode"
+        if mode not in ("dontAsk", "plan"):
+            assert prompted, f"{command!r} was not prompted in {mode} mode"
