@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
+import secrets
 from collections import deque
 from typing import Any
 
@@ -16,7 +16,7 @@ from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from agent_tui.tools.agent import AgentTool
-from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results, uncached
+from tests.engine_helpers import Recorder, auto_answer, make_session, tagged_pids, tool_results, uncached
 from tests.loopback import LoopbackServer, Response, reply, text, tool_use
 
 
@@ -165,10 +165,12 @@ async def test_a_denied_subagent_tool_is_reported_to_the_subagent_only(api, tmp_
 
 async def test_abort_stops_the_subagent_and_its_tools_and_keeps_history_valid(api, tmp_path):
     pid_file = tmp_path / "sleeper.pid"
+    tag = f"{secrets.randbelow(10**8):08d}"  # pids inside the sandbox are its PID namespace's: find it by tag
+    command = f"echo $$ > {pid_file}; sleep 600.{tag}"
     route(
         api,
         parent=[reply(agent_call("Wait a long time", "t_agent"))],
-        **{"Wait a long time": [reply(tool_use("Bash", {"command": f"echo $$ > {pid_file}; sleep 600"}, id="t_sleep"))]},
+        **{"Wait a long time": [reply(tool_use("Bash", {"command": command}, id="t_sleep"))]},
     )
     session = make_session(api.url, tmp_path, policy=PermissionPolicy(mode="bypassPermissions"))
     rec = Recorder(session)
@@ -186,8 +188,7 @@ async def test_abort_stops_the_subagent_and_its_tools_and_keeps_history_valid(ap
     assert check_history(session.history) == []
     sub_done = [e for e in rec.of(ev.ToolFinished) if e.tool_use_id == "t_sleep"]
     assert sub_done and sub_done[0].is_error and sub_done[0].parent_tool_use_id == "t_agent"
-    pid = int(pid_file.read_text())
-    assert not _alive(pid)
+    assert tagged_pids(tag) == []
 
 
 async def test_a_subagent_that_fails_is_an_error_result(api, tmp_path):
@@ -255,19 +256,6 @@ async def test_subagent_may_edit_a_file_the_parent_read(api, tmp_path):
     await session.submit("fix it")
 
     assert target.read_text() == "color\n"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers signal 0; it is dead for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 async def test_a_subagent_asks_for_thinking_and_caching_as_the_session_does(api, tmp_path):
