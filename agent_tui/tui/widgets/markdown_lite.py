@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual.content import Content, Span
 from textual.visual import Visual
 from textual.widgets import Static
@@ -72,7 +73,105 @@ def _aligned(cell: Content, width: int, align: str) -> Content:
     return cell.pad_right(room)
 
 
-def _table(tokens: list[Token], start: int) -> tuple[list[Content], int]:
+_CELL_GAP = " │ "
+# A squeezed column is never narrower than its longest word, up to this many cells
+# (longer words, such as paths, are broken inside the cell).
+_WORD_FLOOR = 14
+_MIN_COLUMN = 3
+
+
+def _widest_line(cell: Content) -> int:
+    return max((line.cell_length for line in cell.split("\n")), default=0)
+
+
+def _longest_word(cell: Content) -> int:
+    return max((cell_len(word) for word in cell.plain.split()), default=0)
+
+
+def _shared_out(natural: list[int], floors: list[int], room: int) -> list[int] | None:
+    """Column widths that fit `room` cells (the gaps between columns included): the natural
+    widths when they fit, else each column squeezed towards its floor in proportion to what it
+    would lose; None when even the floors do not fit."""
+    room -= len(_CELL_GAP) * (len(natural) - 1)
+    if sum(natural) <= room:
+        return natural
+    if sum(floors) > room:
+        return None
+    widths = list(floors)
+    wants = [n - f for n, f in zip(natural, floors, strict=True)]
+    spare, wanted = room - sum(floors), sum(wants)
+    for c, want in enumerate(wants):
+        widths[c] += spare * want // wanted
+    left = room - sum(widths)
+    # The cells rounding left over go to the columns still furthest from their natural width.
+    for c in sorted(range(len(widths)), key=lambda c: widths[c] - natural[c])[:left]:
+        widths[c] += 1
+    return widths
+
+
+class Table:
+    """A Markdown table laid out for the width it is drawn at.
+
+    Columns keep their natural widths when the table fits; otherwise they shrink and
+    their cells wrap; and when even that does not fit, each row becomes a block of
+    "header: value" lines."""
+
+    def __init__(self, rows: list[list[Content]], header_rows: int, aligns: list[str]) -> None:
+        self.columns = max((len(r) for r in rows), default=0)
+        self.rows = [r + [Content("")] * (self.columns - len(r)) for r in rows]
+        self.header_rows = header_rows
+        self.aligns = aligns + [""] * (self.columns - len(aligns))
+        self.natural = [max((_widest_line(r[c]) for r in self.rows), default=0) for c in range(self.columns)]
+        self.floors = [
+            min(natural, max(_MIN_COLUMN, min(_WORD_FLOOR, max(_longest_word(r[c]) for r in self.rows))))
+            for c, natural in enumerate(self.natural)
+        ]
+
+    def lines(self, width: int) -> list[Content]:
+        widths = _shared_out(self.natural, self.floors, width)
+        if widths is None:
+            return self._records(width)
+        lines: list[Content] = []
+        gap = Content.styled(_CELL_GAP, "$text-muted")
+        for n, row in enumerate(self.rows):
+            wrapped = [cell.wrap(w) if w else [Content("")] for cell, w in zip(row, widths, strict=True)]
+            for i in range(max(len(cell) for cell in wrapped)):
+                cells = [
+                    _aligned(cell[i] if i < len(cell) else Content(""), w, self.aligns[c])
+                    for c, (cell, w) in enumerate(zip(wrapped, widths, strict=True))
+                ]
+                line = gap.join(cells)
+                lines.append(line.stylize("bold") if n < self.header_rows else line)
+            if n == self.header_rows - 1:
+                lines.append(Content.styled("─┼─".join("─" * w for w in widths), "$text-muted"))
+        return lines
+
+    def _records(self, width: int) -> list[Content]:
+        """One block per row, a "header: value" line per column, the value wrapped under itself."""
+        header = self.rows[0] if self.header_rows else [Content("") for _ in range(self.columns)]
+        keys = [Content.assemble(cell.stylize("bold") if cell.cell_length else Content(str(c + 1)), ":")
+                for c, cell in enumerate(header)]
+        # Values line up after the longest key when that leaves them half the width.
+        common = max(key.cell_length for key in keys) + 1
+        lines: list[Content] = []
+        for row in self.rows[self.header_rows :]:
+            if lines:
+                lines.append(Content(""))
+            for key, value in zip(keys, row, strict=True):
+                indent = common if width - common >= width // 2 else key.cell_length + 1
+                if width - indent < max(_MIN_COLUMN, width // 2):
+                    # A long header: the value goes on the lines below it.
+                    lines.append(key)
+                    if value.cell_length:
+                        lines += [Content("  ") + part for part in value.wrap(max(width - 2, 1))]
+                    continue
+                parts = value.wrap(width - indent)
+                lines.append(key.pad_right(indent - key.cell_length) + parts[0])
+                lines += [Content(" " * indent) + part for part in parts[1:]]
+        return lines
+
+
+def _table(tokens: list[Token], start: int) -> tuple[Table, int]:
     rows: list[list[Content]] = []
     aligns: list[str] = []
     header_rows = 0
@@ -92,19 +191,7 @@ def _table(tokens: list[Token], start: int) -> tuple[list[Content], int]:
         elif kind == "inline":
             rows[-1].append(_inline(tokens[i]))
         i += 1
-    columns = max((len(r) for r in rows), default=0)
-    widths = [max((r[c].cell_length for r in rows if c < len(r)), default=0) for c in range(columns)]
-    lines: list[Content] = []
-    for n, row in enumerate(rows):
-        cells = [
-            _aligned(row[c] if c < len(row) else Content(""), widths[c], aligns[c] if c < len(aligns) else "")
-            for c in range(columns)
-        ]
-        line = Content.styled(" │ ", "$text-muted").join(cells)
-        lines.append(line.stylize("bold") if n < header_rows else line)
-        if n == header_rows - 1:
-            lines.append(Content.styled("─┼─".join("─" * w for w in widths), "$text-muted"))
-    return lines, i
+    return Table(rows, header_rows, aligns), i
 
 
 @cache
@@ -154,9 +241,9 @@ class MarkdownVisual(Visual):
     Each block has a prefix for its first line and one for every other line, the
     lines it wraps to included: a list item's marker and then its hanging indent,
     a quote's bar, a code block's gutter.  (A plain `Content` would wrap those
-    lines back to column 0.)"""
+    lines back to column 0.)  A table fits its columns to the width (`Table`)."""
 
-    def __init__(self, blocks: list[tuple[Content, Content, Content, bool]]) -> None:
+    def __init__(self, blocks: list[tuple[Content | Table, Content, Content, bool]]) -> None:
         self._blocks = blocks  # (body, first-line prefix, other-lines prefix, blank line before it)
         self._layout: tuple[int, Content, int] | None = None  # (width, lines, how many)
 
@@ -166,7 +253,8 @@ class MarkdownVisual(Visual):
             if n and gap:
                 lines.append(Content(""))
             room = max(width - max(first.cell_length, rest.cell_length), 1)
-            for row, line in enumerate(body.wrap(room)):
+            body_lines = body.lines(room) if isinstance(body, Table) else body.wrap(room)
+            for row, line in enumerate(body_lines):
                 lines.append((rest if row else first) + line)
         return lines
 
@@ -198,7 +286,7 @@ class MarkdownVisual(Visual):
 def render_markdown(source: str) -> MarkdownVisual:
     """The Markdown `source` as styled blocks (separated by blank lines)."""
     tokens = _parser().parse(source)
-    blocks: list[tuple[Content, Content, Content, bool]] = []
+    blocks: list[tuple[Content | Table, Content, Content, bool]] = []
     list_opened = False
     # A stack of list markers: None for bullets, else the next number.
     lists: list[int | None] = []
@@ -206,7 +294,7 @@ def render_markdown(source: str) -> MarkdownVisual:
     quote = 0
     i = 0
 
-    def add(block: Content, gutter: Content | None = None) -> None:
+    def add(block: Content | Table, gutter: Content | None = None) -> None:
         nonlocal list_opened
         # Items of a list follow one another; everything else is a paragraph apart.
         gap = not lists or (list_opened and len(lists) == 1)
@@ -255,8 +343,8 @@ def render_markdown(source: str) -> MarkdownVisual:
         elif kind == "hr":
             add(Content.styled("─" * 40, "$secondary"))
         elif kind == "table_open":
-            lines, i = _table(tokens, i)
-            add(Content("\n").join(lines))
+            table, i = _table(tokens, i)
+            add(table)
         elif kind == "html_block":
             add(Content(token.content.rstrip("\n")))
         i += 1
