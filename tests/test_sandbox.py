@@ -26,7 +26,7 @@ from agent_tui.tools.base import Progress, ToolContext, ToolResult
 from agent_tui.tools.bash import BashTool
 from agent_tui.tools.registry import default_tools
 from agent_tui.tools.sandbox import SandboxConfig, availability
-from tests.engine_helpers import Recorder, auto_answer, make_session, tool_results
+from tests.engine_helpers import Recorder, auto_answer, make_session, tagged_pids, tool_results
 from tests.loopback import reply, tool_use
 from tests.test_bash_safety import TABLE
 
@@ -610,3 +610,25 @@ def _running_with(proc_dir: str) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
+
+
+async def test_killshell_stops_a_background_command_the_model_started(api, project):
+    """A later sandboxed command cannot signal an earlier one (its own PID namespace): KillShell can."""
+    tag = f"{secrets.randbelow(10**8):08d}"
+    api.push(
+        reply(tool_use("Bash", {"command": f"sleep 300.{tag}", "run_in_background": True}, id="t_bg")),
+        reply(tool_use("KillShell", {"shell_id": "bash_1"}, id="t_kill")),
+        reply("Stopped it."),
+        reply(tool_use("KillShell", {"shell_id": "bash_9"}, id="t_none")),
+        reply("No such shell."),
+    )
+    session = make_session(api.url, project, policy=PermissionPolicy(mode="acceptEdits"))
+    auto_answer(session, PermissionAnswer("allow"))
+    await session.submit("start the server, then stop it")
+    assert tagged_pids(tag) == []
+    results = {r["tool_use_id"]: r for r in tool_results(api.requests[2].body)}
+    assert not results["t_kill"].get("is_error")
+    assert "Successfully killed shell: bash_1" in str(results["t_kill"]["content"])
+    await session.submit("stop another")
+    [missing] = tool_results(api.requests[4].body)
+    assert missing["is_error"] is True and "No background shell with ID bash_9" in str(missing["content"])

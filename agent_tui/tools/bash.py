@@ -25,7 +25,7 @@ from typing import Any
 from agent_tui.config import config_dir
 from agent_tui.shell.classify import is_read_only_command
 from agent_tui.tools import sandbox
-from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult
+from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, one_line
 from agent_tui.tools.sandbox import SandboxConfig
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -392,7 +392,8 @@ async def _start_background(command: str, launch: _Launch, ctx: ToolContext) -> 
         _FINISHING.add(task)
         task.add_done_callback(_FINISHING.discard)
     return ToolResult(
-        f"Command running in background with ID: {shell_id}\nOutput is being written to: {output_path}",
+        f"Command running in background with ID: {shell_id}\nOutput is being written to: {output_path}\n"
+        f"Read that file for its output; stop it with KillShell.",
         data={"background_id": shell_id, "output_path": str(output_path), "pid": proc.pid,
               "sandboxed": launch.sandboxed},
     )
@@ -461,3 +462,39 @@ class _Capture:
         half = limit // 2
         truncated = len(whole) - 2 * half + self.dropped
         return f"{whole[:half]}\n\n... [{truncated} characters truncated] ...\n\n{whole[-half:]}"
+
+
+class KillShellTool(BaseTool):
+    """KillShell: stop a command started with `run_in_background` (Claude Code's name and schema).
+
+    A sandboxed command has its own PID namespace, so a later command cannot `kill` it: this is how the
+    model stops what it started.  Only shells of this session can be named, so it asks no permission."""
+
+    name = "KillShell"
+    description = (
+        "Kills a running background bash shell by its ID (the ID Bash returned for run_in_background).\n"
+        "- Returns a success or failure status\n- Use this tool when you need to terminate a long-running shell"
+    )
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"shell_id": {"type": "string", "description": "The ID of the background shell to kill"}},
+        "required": ["shell_id"],
+        "additionalProperties": False,
+    }
+
+    def summarize(self, input: dict[str, Any]) -> str:
+        return str(input.get("shell_id", ""))
+
+    async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
+        shells: dict[str, BackgroundShell] = ctx.state.get("background_shells", {})
+        shell = shells.get(input["shell_id"])
+        if shell is None:
+            known = ", ".join(sorted(shells)) or "none"
+            yield ToolResult(f"No background shell with ID {input['shell_id']} (running or finished: {known}).",
+                             is_error=True)
+            return
+        if shell.exit_code is not None:
+            yield ToolResult(f"Shell {shell.id} had already exited with code {shell.exit_code}.")
+            return
+        await shell.stop()
+        yield ToolResult(f"Successfully killed shell: {shell.id} ({one_line(shell.command, 80)})")

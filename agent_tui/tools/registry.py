@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import Tool
-from agent_tui.tools.bash import BashTool
+from agent_tui.tools.bash import BashTool, KillShellTool
 from agent_tui.tools.edit import EditTool
 from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
@@ -37,5 +37,6 @@ def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> 
         WriteTool(cwd=cwd),
         TodoWriteTool(),
         AgentTool(),
+        KillShellTool(),
     ]
 

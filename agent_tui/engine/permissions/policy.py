@@ -67,7 +67,7 @@ MODES = PERMISSION_MODES  # one list, in config: the settings check it too
 CYCLE = ("default", "acceptEdits", "plan")
 BEHAVIORS = ("deny", "ask", "allow")
 # Tools that change only the session's own state (the plan list): no prompt, even in plan mode.
-NO_PERMISSION_TOOLS = frozenset({"TodoWrite"})
+NO_PERMISSION_TOOLS = frozenset({"TodoWrite", "KillShell"})
 
 
 @dataclass(frozen=True, slots=True)
