@@ -679,3 +679,16 @@ async def test_accept_edits_setups_cannot_plant_configuration_through_the_sandbo
     assert (project / ".git" / "config").read_text() == config_before
     assert not (project / ".agent-tui" / "settings.local.json").exists()
     assert not list(project.rglob("PWNED"))
+
+
+@requires_bwrap
+async def test_the_installation_agent_tui_runs_from_is_read_only(project, tmp_path):
+    """A project may keep its `.venv` in the working directory: nothing there that agent-tui loads at the
+    next start may be rewritten from the sandbox (here the running interpreter's environment)."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("agent-tui is not running from a virtual environment")
+    venv = Path(sys.prefix).resolve()
+    config = SandboxConfig(allow_write=(str(venv),))
+    result = await run(f"touch {venv}/planted.pth", project, config)
+    assert "Read-only file system" in result.content
+    assert not (venv / "planted.pth").exists()

@@ -35,6 +35,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -309,6 +310,22 @@ def own_dirs() -> list[Path]:
     ]
 
 
+def own_installation() -> list[Path]:
+    """Where the running agent-tui and the libraries it loads live: a command that rewrote them would run
+    its code inside the next agent-tui.  The virtual environment when there is one (a project's own
+    `.venv` among them: `pip install` there then needs `dangerouslyDisableSandbox`), and the package
+    folder when it is installed rather than run from a source checkout."""
+    import agent_tui
+
+    paths = []
+    if sys.prefix != sys.base_prefix:
+        paths.append(Path(sys.prefix))
+    package = Path(agent_tui.__file__).resolve().parent
+    if package.parent.name in ("site-packages", "dist-packages"):
+        paths.append(package)
+    return paths
+
+
 def wrap(
     argv: list[str],
     *,
@@ -350,7 +367,7 @@ def wrap(
         with contextlib.suppress(OSError):
             Path(folder).mkdir(parents=True, exist_ok=True)
         own.append(folder)
-    read_only = _existing([*own, *_expand(config.deny_write, cwd, home)])
+    read_only = _existing([*own, *own_installation(), *_expand(config.deny_write, cwd, home)])
     hidden = _existing(_expand((*SECRET_PATHS, *config.deny_read), cwd, home))
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in writable:
