@@ -8,6 +8,7 @@ Tests that need a working bwrap skip with the reason when it is absent; CI insta
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import secrets
 import subprocess
@@ -692,3 +693,16 @@ async def test_the_installation_agent_tui_runs_from_is_read_only(project, tmp_pa
     result = await run(f"touch {venv}/planted.pth", project, config)
     assert "Read-only file system" in result.content
     assert not (venv / "planted.pth").exists()
+
+
+@requires_bwrap
+async def test_a_protected_symlink_replaced_from_the_sandbox_is_put_back(project, tmp_path):
+    shared = tmp_path / "shared-claude"
+    shared.mkdir()
+    (shared / "settings.json").write_text("{}\n")
+    (project / ".claude").symlink_to(shared)
+    result = await run("echo x > .claude/settings.json; rm .claude && mkdir .claude && echo '{\"hooks\": 1}' > "
+                       ".claude/settings.json", project)
+    assert (project / ".claude").is_symlink() and os.readlink(project / ".claude") == str(shared)
+    assert (shared / "settings.json").read_text() == "{}\n"
+    assert "The sandbox removed" in result.content and "in place of a symlink" in result.content

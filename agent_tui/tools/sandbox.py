@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -231,6 +231,8 @@ class Wrapped:
     placeholders: list[Path]
     watched: list[Path]
     quarantine: Path
+    # Protected paths that are symlinks (a symlink cannot be mounted over): put back if replaced.
+    links: list[tuple[Path, str]] = field(default_factory=list)
     _done: bool = False
 
     def finish(self) -> list[str]:
@@ -240,20 +242,29 @@ class Wrapped:
         _release(self.placeholders)
         notes = []
         for path in self.watched:
-            if not (path.exists() or path.is_symlink()):
-                continue
-            self.quarantine.mkdir(parents=True, exist_ok=True)
-            kept = self.quarantine / f"{len(list(self.quarantine.iterdir())) + 1}-{path.name}"
-            try:
-                os.rename(path, kept)
-            except OSError as exc:
-                notes.append(f"The sandbox could not remove {path}, which the command created: {exc}.")
-                continue
-            notes.append(
-                f"The sandbox removed {path}, which the command created: sandboxed commands cannot create files "
-                f"that configure agents, editors, git or the shell (kept at {kept})."
-            )
+            if path.exists() or path.is_symlink():
+                notes.append(self._move_aside(path, "created"))
+        for path, target in self.links:
+            with contextlib.suppress(OSError):
+                if path.is_symlink() and os.readlink(path) == target:
+                    continue
+            if path.exists() or path.is_symlink():
+                notes.append(self._move_aside(path, "put in place of a symlink"))
+            with contextlib.suppress(OSError):
+                os.symlink(target, path)
         return notes
+
+    def _move_aside(self, path: Path, what: str) -> str:
+        self.quarantine.mkdir(parents=True, exist_ok=True)
+        kept = self.quarantine / f"{len(list(self.quarantine.iterdir())) + 1}-{path.name}"
+        try:
+            os.rename(path, kept)
+        except OSError as exc:
+            return f"The sandbox could not remove {path}, which the command {what}: {exc}."
+        return (
+            f"The sandbox removed {path}, which the command {what}: sandboxed commands cannot create files "
+            f"that configure agents, editors, git or the shell (kept at {kept})."
+        )
 
 
 # Placeholders (empty folders or files made so that a missing protected path can be mounted read-only),
@@ -389,7 +400,7 @@ def wrap(
         args += ["--unsetenv", name]
     args += ["--unshare-pid", "--die-with-parent", "--chdir", str(cwd), "--", *argv]
     where = quarantine or private / "removed-by-sandbox"
-    return Wrapped(args, plan.placeholders, plan.watched, where)
+    return Wrapped(args, plan.placeholders, plan.watched, where, plan.links)
 
 
 class _Protection:
@@ -401,6 +412,7 @@ class _Protection:
         self.read_only: list[Path] = []
         self.placeholders: list[Path] = []
         self.watched: list[Path] = []
+        self.links: list[tuple[Path, str]] = []
 
     def writable(self, path: Path) -> bool:
         return any(path == root or root in path.parents for root in self.roots)
@@ -435,6 +447,9 @@ class _Protection:
     def protect(self, path: Path, *, folder: bool) -> None:
         """Read-only `path`; its missing folders get a placeholder, a missing file is watched."""
         folder_wanted = folder
+        if path.is_symlink():
+            with contextlib.suppress(OSError):
+                self.links.append((path, os.readlink(path)))
         if path.is_symlink() or path.exists():
             real = Path(os.path.realpath(path))
             if not self.writable(real):
