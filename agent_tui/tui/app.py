@@ -44,11 +44,14 @@ from .widgets.transcript import Notice, Transcript
 
 # The engine loads after the first frame (`start.py`): these are imported where used.
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from ..engine import events as ev
     from ..engine.session import Session
     from .bridge import Bridge, EngineEvents
     from .commands import SlashCommand
     from .mentions import Prompt
+    from .terminal import TerminalGuard
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
@@ -103,6 +106,8 @@ class AgentApp(App[int], inherit_bindings=False):
         self._bridge: Bridge | None = None
         self._prompt_order = asyncio.Lock()
         self._last_interrupt = float("-inf")
+        # Set by `run_tui` on a real terminal: quits promptly when the terminal goes away (`terminal.py`).
+        self.terminal_guard: TerminalGuard | None = None
         # When the person last pressed a key or pasted (a permission prompt arms only after a pause).
         self.last_key_at = float("-inf")
         self._problems: list[str] = []
@@ -169,9 +174,12 @@ class AgentApp(App[int], inherit_bindings=False):
         if self.keymap:
             self.set_keymap(self.keymap)
         # A kill or a closed terminal quits as Ctrl+Q does, so on_unmount still kills background commands.
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                asyncio.get_running_loop().add_signal_handler(signum, self.exit)
+        if self.terminal_guard is not None:
+            self.terminal_guard.attach(asyncio.get_running_loop(), self._terminal_lost)
+        else:
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    asyncio.get_running_loop().add_signal_handler(signum, self.exit)
         self.refresh_header()
         self.permission.display = False
         self.query_one("#queued", Static).display = False
@@ -272,6 +280,32 @@ class AgentApp(App[int], inherit_bindings=False):
             options.mcp_servers = {**pending, **configured}
             self.say(f"Using the .mcp.json server(s) {names}; /mcp shows them.")
         self._begin()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver; on Linux one that survives its terminal going away (`terminal.py`)."""
+        driver_class = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if driver_class is LinuxDriver:
+            from .terminal_driver import GuardedDriver
+
+            return GuardedDriver
+        return driver_class
+
+    def _terminal_lost(self, status: int) -> None:
+        """SIGHUP, SIGTERM or a dead terminal: stop the turn (running tools are killed) and quit."""
+        if self.session is not None and self.session.running:
+            self.session.abort()
+        if self._bridge is not None:
+            self._bridge.close()
+        self.exit(return_code=status)
+
+    def save_session_now(self) -> None:
+        """Flush and close the transcript (releasing the session's lock) when the process must
+        end before its shutdown finished; from any thread."""
+        session = self.session
+        if session is not None and session.store is not None:
+            session.store.close()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.Paste) and not getattr(event, "is_forwarded", False):
@@ -638,9 +672,18 @@ def run_tui(
     mcp_json_pending: dict[str, dict] | None = None,
 ) -> int:
     """Run the full-screen app until the person quits; the exit code."""
+    from .terminal import TerminalGuard
+
     app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session,
                    mcp_json_pending=mcp_json_pending)
-    result = app.run()
+    guard = app.terminal_guard = TerminalGuard(app.save_session_now)
+    guard.install()
+    try:
+        result = app.run()
+    finally:
+        guard.uninstall()
+    if guard.status is not None:
+        return guard.status  # killed, or the terminal is gone: nothing more to print
     session = app.session  # None if the app closed before it was made
     if session is not None and session.store is not None and session.history:
         # As Claude Code does: the way back into this conversation, left in the terminal.
