@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 TICK = 1 / 8  # live elapsed times and spinners
-NARROW = 100  # below this width the timeline folds into a one-line strip
+MIN_TRANSCRIPT = 100  # the timeline opens as a pane only when the transcript keeps this many columns
 
 
 class AgentApp(App[int], inherit_bindings=False):
@@ -111,8 +111,8 @@ class AgentApp(App[int], inherit_bindings=False):
         # When the person last pressed a key or pasted (a permission prompt arms only after a pause).
         self.last_key_at = float("-inf")
         self._problems: list[str] = []
-        # Ctrl+T's choice; None follows the terminal's width.
-        self._timeline_shown: bool | None = None
+        # Ctrl+T hid the timeline (the pane or the strip, whichever the width gives) until pressed again.
+        self._timeline_hidden = False
         self._widgets_found = False
         themes, self._problems = load_themes()
         for t in themes:
@@ -500,26 +500,36 @@ class AgentApp(App[int], inherit_bindings=False):
         self.notify(f"Permission mode: {mode}", timeout=1.5)
 
     def action_toggle_timeline(self) -> None:
-        self._timeline_shown = not self.timeline.display
+        self._timeline_hidden = not self._timeline_hidden
         self.apply_layout()
 
     def on_resize(self, event: events.Resize) -> None:
         self.apply_layout(event.size)
 
     def apply_layout(self, size: Size | None = None) -> None:
-        """Fit the panes to the terminal: the timeline pane when there is room for it (or
-        Ctrl+T asked for it), else a one-line strip, so the transcript keeps the width."""
+        """Fit the panes to the terminal: the timeline pane when the transcript keeps
+        `MIN_TRANSCRIPT` columns beside it, else a one-line strip; neither before the first
+        turn (an empty pane) or once Ctrl+T has hidden them."""
         if not self._widgets_found:
             return  # a Resize can arrive before on_mount has looked the widgets up
         width, height = size or self.size
-        wide = width >= NARROW
-        shown = self._timeline_shown if self._timeline_shown is not None else wide
         timeline = self.timeline
-        timeline.display = shown
-        timeline.set_class(not wide, "-narrow")
-        self.timeline_strip.display = not shown and timeline.latest_turn is not None
+        wide = width - self._pane_width(Size(width, height)) >= MIN_TRANSCRIPT
+        shown = timeline.latest_turn is not None and not self._timeline_hidden
+        timeline.display = shown and wide
+        self.timeline_strip.display = shown and not wide
         if self.permission.display:
             self.permission.fit(width, height)
+
+    def _pane_width(self, size: Size) -> int:
+        """The columns the timeline pane takes at this terminal size (its width in app.tcss)."""
+        styles = self.timeline.styles
+        width = styles.width.resolve(size, size) if styles.width is not None else 0
+        if styles.min_width is not None:
+            width = max(width, styles.min_width.resolve(size, size))
+        if styles.max_width is not None:
+            width = min(width, styles.max_width.resolve(size, size))
+        return int(width)
 
     def action_expand_output(self) -> None:
         """Expand or collapse the latest tool output or thinking block."""

@@ -369,7 +369,7 @@ class Conversation:
     def refresh_strip(self) -> None:
         strip = self.timeline_strip
         if not self.timeline.display and not strip.display:
-            strip.display = True
+            self._app.apply_layout()  # the first turn: the pane or the strip, as the width gives
         strip.refresh()
 
     def tick(self) -> None:

@@ -318,10 +318,19 @@ async def test_shift_tab_cycles_the_permission_mode(api, tmp_path):
         assert app.session.policy.mode == "default"
 
 
+async def _a_turn_on_a_wide_screen(pilot, app, recorded) -> None:
+    """One finished turn at a width that gives the timeline its pane (before a turn nothing shows)."""
+    await type_prompt(pilot, "hello")
+    await wait_until(pilot, finished(recorded))
+    await settle(pilot, app)
+    assert app.timeline.display
+
+
 async def test_ctrl_t_toggles_the_timeline(api, tmp_path):
-    app, _ = make_app(api, tmp_path)
-    async with app.run_test(size=(120, 30)) as pilot:
-        assert app.timeline.display
+    api.push(reply(text("Hi.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _a_turn_on_a_wide_screen(pilot, app, recorded)
         await pilot.press("ctrl+t")
         assert not app.timeline.display
         await pilot.press("ctrl+t")
@@ -366,8 +375,10 @@ async def test_thinking_streams_into_a_dimmed_collapsed_line_that_ctrl_o_expands
 
 
 async def test_keymap_remaps_a_binding(api, tmp_path):
-    app, _ = make_app(api, tmp_path, keymap={"app.toggle_timeline": "f2"})
-    async with app.run_test(size=(120, 30)) as pilot:
+    api.push(reply(text("Hi.")))
+    app, recorded = make_app(api, tmp_path, keymap={"app.toggle_timeline": "f2"})
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _a_turn_on_a_wide_screen(pilot, app, recorded)
         await pilot.press("f2")
         assert not app.timeline.display
 
@@ -395,8 +406,10 @@ async def test_the_command_palette_names_the_remapped_key(api, tmp_path):
 
 
 async def test_command_palette_runs_an_app_command(api, tmp_path):
-    app, _ = make_app(api, tmp_path)
-    async with app.run_test(size=(120, 30)) as pilot:
+    api.push(reply(text("Hi.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _a_turn_on_a_wide_screen(pilot, app, recorded)
         await pilot.press("ctrl+p")
         await pilot.pause(0.1)
         await pilot.press(*"toggle timeline")

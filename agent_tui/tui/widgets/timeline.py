@@ -163,6 +163,8 @@ class Timeline(VerticalScroll):
         self.records: dict[str, ToolRecord] = {}
         self._rows: dict[str, ToolRow] = {}
         self._turn_rows: list[TurnRow] = []
+        # A new turn brings the view back to the newest rows, wherever it was scrolled.
+        self._back_to_newest = False
 
     def on_mount(self) -> None:
         self.border_title = "timeline"
@@ -170,7 +172,29 @@ class Timeline(VerticalScroll):
     def add_turn(self, turn: TurnRecord) -> None:
         row = TurnRow(turn, self)
         self._turn_rows.append(row)
+        self._back_to_newest = True
         self._append(row)
+
+    def watch_virtual_size(self) -> None:
+        self._follow_newest()
+
+    def on_resize(self) -> None:
+        self._follow_newest()
+
+    def _follow_newest(self) -> None:
+        """Keep the newest rows in view (Textual's anchor) until the person scrolls up, and
+        again from the next turn on.  Anchored only once the rows overflow the pane: an
+        anchored pane would push rows that fit to its bottom."""
+        height = self.scrollable_content_region.height
+        if not height:
+            return  # hidden: decided when it is shown
+        if self.virtual_size.height <= height:
+            if self.is_anchored:
+                self.anchor(False)
+            return
+        if not self.is_anchored or self._back_to_newest:
+            self.anchor()
+        self._back_to_newest = False
 
     def add_tool(self, record: ToolRecord) -> None:
         self.records[record.tool_use_id] = record
@@ -179,12 +203,8 @@ class Timeline(VerticalScroll):
         self._append(row)
 
     def _append(self, row: Widget) -> None:
-        # Follow new rows unless the person scrolled up to look at older ones.
-        follow = self.scroll_y >= self.max_scroll_y
         self.mount(row)
         self._trim()
-        if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
 
     @property
     def latest_turn(self) -> TurnRecord | None:
