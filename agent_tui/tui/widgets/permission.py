@@ -331,7 +331,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._armed = self._armed or now >= arms_at
         self._always_armed = self._armed and now >= always_at
         if (self._armed, self._always_armed) != was:
-            self._update_keys()
+            self.fit(*self.app.size)  # the key rows may take one row fewer without the hint
             if self._armed and not was[0] and not self.query_one("#permission-feedback-row").display:
                 self.focus()
             self.refresh_bindings()
