@@ -165,3 +165,46 @@ async def test_a_command_whose_tail_is_pushed_out_of_view_says_how_much_more_the
         assert "y yes" in shown
         await pilot.press("n")
         await wait_until(pilot, finished(recorded))
+
+
+async def test_a_second_prompt_right_after_the_first_is_answered_arms_anew(api, tmp_path):
+    """`y` pressed twice (a bounce, or a habit) answers the first prompt only: the next one
+    arms as if it had just appeared, and the second `y` goes to the input."""
+    api.push(
+        reply(tool_use("Bash", {"command": "touch one.txt"}, id="toolu_one"),
+              tool_use("Bash", {"command": "touch two.txt"}, id="toolu_two")),
+        reply(text("Both handled.")),
+    )
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await type_prompt(pilot, "make two files")
+        prompt = app.permission
+        await wait_armed(pilot, app)
+        first = prompt.current
+        await pilot.press("y")
+        await wait_until(pilot, lambda: prompt.current is not None and prompt.current is not first)
+        second = prompt.current
+        await pilot.press("y")
+        await pilot.pause(0.05)
+        assert first.future.done() and not second.future.done()
+        assert app.prompt_input.text == "y"
+        assert (tmp_path / "one.txt").exists() and not (tmp_path / "two.txt").exists()
+        await wait_armed(pilot, app)
+        await pilot.press("n")
+        await wait_until(pilot, finished(recorded))
+    assert not (tmp_path / "two.txt").exists()
+
+
+async def test_hidden_characters_in_a_diff_are_marked(api, tmp_path):
+    target = tmp_path / "check.py"
+    content = 'access = "user\u202e \u2066# admin\u2069\u2066"\n'
+    api.push(reply(tool_use("Write", {"file_path": str(target), "content": content})), reply(text("ok")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await type_prompt(pilot, "write the check")
+        await wait_armed(pilot, app)
+        shown = _prompt_box(screen_text(app))
+        assert '+access = "user<U+202E> <U+2066># admin<U+2069><U+2066>"' in shown, shown
+        assert not any(ch in shown for ch in "\u202e\u2066\u2069")
+        await pilot.press("n")
+        await wait_until(pilot, finished(recorded))

@@ -21,6 +21,8 @@ from textual.style import Style
 from textual.visual import Visual
 from textual.widgets import Static
 
+from ..safe_text import reveal_hidden
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.css.styles import RulesMap
@@ -92,9 +94,10 @@ def _diff_lines(diff: str, palette: DiffPalette, max_lines: int) -> list[tuple[C
         elif line.startswith("\\"):
             out.append((Content.styled(line, "$text-muted italic"), 0))
         elif line.startswith(("+", "-")):
-            out.append((Content.styled(line, palette.added if line[0] == "+" else palette.removed), 1))
+            # Bidi and zero-width characters drawn as tokens: nothing reorders or hides the code.
+            out.append((reveal_hidden(line, palette.added if line[0] == "+" else palette.removed), 1))
         else:
-            out.append((Content(line), 1 if line.startswith(" ") else 0))
+            out.append((reveal_hidden(line), 1 if line.startswith(" ") else 0))
     if len(lines) > max_lines:
         out.append((Content.styled(f"… {len(lines) - max_lines} more diff lines", "$text-muted italic"), 0))
     return out
