@@ -233,6 +233,25 @@ def test_permission_prompt_at_size(snap_compare, api, project, size):
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+def test_permission_prompt_with_hidden_characters_and_a_long_command(snap_compare, api, project):
+    """At 80x24: the bidi and zero-width characters marked, no `a` (and why), and the command's
+    tail below the fold announced by "+N more lines" above the answers."""
+    command = "echo done \u202e# efas\u202c\u200b" + "\n" * 20 + "touch finished.txt"
+    api.push(reply(text("Finishing up."), tool_use("Bash", {"command": command}, id="toolu_bash"),
+                   usage=usage_out(40)))
+    app, clock = _app(api, project)
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "finish up")
+        await wait_until(pilot, lambda: app.permission.current is not None)
+        await wait_armed(pilot, app, always=True)
+        clock.now += 0.7
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_timeline_at_size(snap_compare, api, project, size):
     api.push(
