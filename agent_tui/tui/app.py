@@ -581,7 +581,12 @@ class AgentApp(App[int], inherit_bindings=False):
     def run_slash_later(self, name: str, arg: str = "") -> None:
         from .commands import run_slash
 
-        self._soon(lambda: self.run_worker(run_slash(self, name, arg), group="slash", exit_on_error=False))
+        def start() -> None:
+            # What the command shows comes into view, even with the transcript scrolled up.
+            self.run_worker(self.transcript.show_output_of(run_slash(self, name, arg)), group="slash",
+                            exit_on_error=False)
+
+        self._soon(start)
 
     def key_display(self, binding_id: str) -> str:
         """The key(s) bound to `binding_id` now (the keymap's, else the default), as /help shows them."""

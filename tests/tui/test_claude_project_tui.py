@@ -54,6 +54,8 @@ async def test_project_commands_are_offered_in_the_slash_menu_and_listed_by_help
         assert "/triage" in screen_text(app) and "KEY Triage a ticket (project)" in screen_text(app)
         app.prompt_input.clear()
         await type_prompt(pilot, "/help")
+        await wait_until(pilot, lambda: "Keys" in screen_text(app))  # from its first line
+        await pilot.press("end")
         await wait_until(pilot, lambda: "Project commands" in screen_text(app))
         assert "/triage" in screen_text(app)
 

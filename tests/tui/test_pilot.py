@@ -283,6 +283,9 @@ async def test_slash_completion_and_help(api, tmp_path):
         await pilot.press("tab")
         assert app.prompt_input.text == "/help "
         await pilot.press("enter")
+        # Taller than the view: it shows from its first line; End goes to its last.
+        await wait_until(pilot, lambda: "Keys" in screen_text(app))
+        await pilot.press("end")
         await wait_until(pilot, lambda: "/exit — Quit agent-tui" in screen_text(app))
         assert "/permissions — Mode and rules" in screen_text(app)
     assert api.requests == []
@@ -387,6 +390,8 @@ async def test_help_lists_a_remapped_key_under_its_new_name(api, tmp_path):
     app, _ = make_app(api, tmp_path, keymap={"app.toggle_timeline": "f2", "input.newline": "ctrl+n"})
     async with app.run_test(size=(120, 40)) as pilot:
         await type_prompt(pilot, "/help")
+        await wait_until(pilot, lambda: "Keys" in screen_text(app))
+        await pilot.press("end")
         await wait_until(pilot, lambda: "/exit — Quit agent-tui" in screen_text(app))
         help_text = app.transcript.query(AgentMarkdown).last().source
         rows = dict(line.strip("| ").split(" | ", 1) for line in help_text.splitlines() if line.startswith("| "))

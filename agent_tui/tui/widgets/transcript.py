@@ -1,7 +1,9 @@
 """The transcript: user prompts, streamed answers, tool calls, notices.
 
 A scroll container with `layout: stream`, anchored to the bottom until the
-person scrolls up.  It only ever appends.  Old entries are pruned from the DOM
+person scrolls up; output that lands below the view meanwhile raises a "new
+output below" line at the bottom edge, until End (or scrolling) gets there.
+Output of a slash command is brought into view.  It only ever appends.  Old entries are pruned from the DOM
 by height (the engine keeps the whole history; `/transcript` and `/export`
 show all of it), so a long session costs no more to lay out than a short one.
 """
@@ -9,10 +11,13 @@ show all of it), so a long session costs no more to lay out than a short one.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
@@ -43,6 +48,16 @@ class Notice(Static):
         super().__init__(text, classes=f"notice -{kind}", markup=False)
 
 
+class NewOutputMarker(Static):
+    """Docked at the transcript's bottom edge while output it has not shown waits below."""
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        transcript = self.parent
+        if isinstance(transcript, Transcript):
+            transcript.follow()
+
+
 class Transcript(VerticalScroll, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -53,6 +68,9 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="pruned-note", markup=False)
+        yield NewOutputMarker(
+            Content.assemble(("↓ new output below", "bold"), (" · End", "$text-muted")), id="new-output", markup=False
+        )
 
     def on_mount(self) -> None:
         self.anchor()
@@ -84,14 +102,64 @@ class Transcript(VerticalScroll, can_focus=True):
             self._show_pruned_note()
 
     def follow(self) -> None:
-        """Jump to the end and stay there (a new prompt was sent)."""
+        """Jump to the end and stay there (a new prompt was sent, End was pressed)."""
         self.anchor()
+        self._new_output(False)
+
+    @property
+    def following(self) -> bool:
+        """Kept at the end as output arrives (False once the person has scrolled up)."""
+        return self.is_anchored and not self._anchor_released
+
+    @property
+    def entries(self) -> list[Widget]:
+        """What was added, oldest first (not the pruned-entries note or the marker)."""
+        return [c for c in self.children if c.id not in ("pruned-note", "new-output")]
+
+    @property
+    def new_output_shown(self) -> bool:
+        return self.query_one("#new-output").display
+
+    def _new_output(self, shown: bool) -> None:
+        marker = self.query_one("#new-output")
+        if marker.display != shown:
+            marker.display = shown
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        # Grown while the person reads further up, with the new part out of view.
+        if new.height > old.height and not self.following and self.scroll_y < self.max_scroll_y:
+            self._new_output(True)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new >= self.max_scroll_y and self.new_output_shown:
+            self._new_output(False)
+
+    async def show_output_of(self, work: Awaitable[None]) -> None:
+        """Run `work` (a slash command) and bring what it adds into view: at the end, or, when
+        it is taller than the view, from its first line."""
+        before = self.entries
+        last = before[-1] if before else None
+        self.follow()
+        await work
+        self.call_after_refresh(self._reveal_after, last)
+
+    def _reveal_after(self, last: Widget | None) -> None:
+        entries = self.entries
+        start = entries.index(last) + 1 if last in entries else 0
+        if start >= len(entries) or not self.following:
+            return
+        first = entries[start]
+        if self.virtual_size.height - first.virtual_region_with_margin.y > self.scrollable_content_region.height:
+            self.release_anchor()
+            self.scroll_to_widget(first, top=True, animate=False, immediate=True)
 
     async def clear_entries(self) -> None:
         note = self.query_one("#pruned-note")
-        await self.remove_children([c for c in self.children if c is not note])
+        await self.remove_children(self.entries)
         self.pruned = 0
         note.display = False
+        self._new_output(False)
 
     def _show_pruned_note(self) -> None:
         note = self.query_one("#pruned-note", Static)
@@ -103,13 +171,12 @@ class Transcript(VerticalScroll, can_focus=True):
     async def _prune(self) -> None:
         self._prune_pending = False
         height = self.virtual_size.height
-        count = len(self.children) - 1
+        entries = self.entries
+        count = len(entries)
         if height <= PRUNE_HIGH and count <= MAX_ENTRIES:
             return
-        note = self.query_one("#pruned-note", Static)
         doomed: list[Widget] = []
         removed = 0
-        entries = [c for c in self.children if c is not note]
         for child in entries[:-KEEP_LAST]:
             child_height = child.outer_size.height
             # Stop at anything still being written or not laid out yet (its height is unknown).
