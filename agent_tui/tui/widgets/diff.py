@@ -60,8 +60,14 @@ THEME_TINTS = DiffPalette(added="$text-success on $success-muted", removed="$tex
 # Cube entries: light text on a dark band, or dark text on a light band.
 CUBE_ON_DARK = _palette(added=(114, 22), removed=(210, 52))
 CUBE_ON_LIGHT = _palette(added=(22, 194), removed=(88, 224))
+def _ansi_text(number: int) -> Style:
+    """ANSI colour `number` (1-7) as a text colour, in about the shade xterm gives it (205 of 255,
+    between Rich's default entry and its bright twin): still that colour at 16 colours."""
+    return Style(foreground=_entry(number).blend(_entry(number + 8), 0.6))
+
+
 # ANSI colours 2 and 1 as text colours: 8-colour terminals have them too.
-ANSI_TEXT = _palette(added=(2, None), removed=(1, None))
+ANSI_TEXT = DiffPalette(added=_ansi_text(2), removed=_ansi_text(1))
 NO_COLOUR = DiffPalette(added="bold", removed="")
 
 
