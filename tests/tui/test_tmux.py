@@ -292,6 +292,40 @@ def test_at_80x24_a_person_approves_a_write_and_resizes_while_the_answer_streams
     assert len(sessions) == 1
 
 
+LOOKED = "Nothing to glob here yet."
+
+
+def _strip_shown(shown: str) -> bool:
+    return any("timeline" in line and "ctrl+t" in line for line in shown.splitlines())
+
+
+def test_ctrl_t_hides_and_shows_the_strip_at_80_columns_and_the_pane_at_160(small_agent):
+    tmux, srv = small_agent.tmux, small_agent.api
+    srv.push(reply(tool_use("Glob", {"pattern": "*.py"}, id="toolu_glob")), reply(text(LOOKED)))
+    tmux.prompt("look for python files")
+    shown = tmux.wait_for(lambda s: LOOKED in s and _strip_shown(s) and "● ready" in s)
+    # 80 columns leave no room for a pane beside 100 columns of transcript: the strip.
+    assert "model · turn" not in shown
+
+    tmux.press("C-t")
+    shown = tmux.wait_for(lambda s: not _strip_shown(s))
+    assert "model · turn" not in shown and LOOKED in shown  # hidden, and no pane instead
+    tmux.press("C-t")
+    tmux.wait_for(_strip_shown)
+
+    tmux.resize(160, 48)
+    shown = tmux.wait_for(lambda s: "model · turn 2" in s)
+    assert "model · turn 1" in shown and not _strip_shown(shown)
+    tmux.press("C-t")
+    shown = tmux.wait_for(lambda s: "model · turn" not in s)
+    assert not _strip_shown(shown) and LOOKED in shown
+    tmux.press("C-t")
+    tmux.wait_for(lambda s: "model · turn 2" in s)
+
+    tmux.press("C-q")
+    tmux.wait_for(lambda s: f"{EXITED} 0" in s, history=True)
+
+
 def test_a_command_typed_in_one_burst_runs_as_typed_fifty_times(agent):
     """`/compact` + Enter (and `/export FILE` + Enter) arriving in one write, as from a
     paste or a fast typist on a busy machine: each runs exactly the command typed."""
