@@ -73,7 +73,10 @@ class McpTool(BaseTool):
         self.input_schema = schema
 
     def is_read_only(self, input: dict[str, Any]) -> bool:
-        return self.spec.read_only
+        # `readOnlyHint` is the server's own claim, and the server is not the user: it must
+        # never let a call skip the permission prompt (as in Claude Code, MCP tools ask unless a
+        # rule or the mode allows them).  It only lets an approved call run beside others.
+        return False
 
     def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
         return self.spec.read_only
