@@ -32,6 +32,9 @@ def sample_events():
         ev.Interrupted(during="streaming"),
         ev.QueryFinished(terminal_reason="completed", turns=1, usage={}, result="a"),
         ev.TodoUpdated(todos=[{"content": "Run tests", "status": "pending", "activeForm": "Running tests"}]),
+        ev.ModeChanged(mode="plan", previous="default"),
+        ev.ModelChanged(model="claude-opus-4-6", previous="claude-sonnet-4-6"),
+        ev.McpServersChanged(servers=["docs"]),
     ]
 
 

@@ -240,6 +240,32 @@ class TodoUpdated(Event):
     todos: list[dict[str, Any]]
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModeChanged(Event):
+    """`Session.set_permission_mode`: the permission mode now in force."""
+
+    type: ClassVar[str] = "mode_changed"
+    mode: str
+    previous: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelChanged(Event):
+    """`Session.set_model`: the model the next request uses (the system prompt names it)."""
+
+    type: ClassVar[str] = "model_changed"
+    model: str
+    previous: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServersChanged(Event):
+    """`Session.set_mcp_servers`: the configured MCP servers (they connect before the next prompt)."""
+
+    type: ClassVar[str] = "mcp_servers_changed"
+    servers: list[str]
+
+
 ALL_EVENTS: tuple[type[Event], ...] = (
     SessionStarted,
     UserMessage,
@@ -261,6 +287,9 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     Interrupted,
     QueryFinished,
     TodoUpdated,
+    ModeChanged,
+    ModelChanged,
+    McpServersChanged,
 )
 
 # Events a slow subscriber may receive merged; every other event is delivered as published.

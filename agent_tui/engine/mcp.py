@@ -20,7 +20,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,11 +32,16 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from .. import __version__
 from ..tools.mcp import McpCallError, McpTool, McpToolSpec, ProgressSink
 
 McpState = Literal["connecting", "connected", "failed", "closed"]
+
+# `(server name, JSON-RPC message) -> the server's JSON-RPC answer`: how a `"type": "sdk"` server,
+# which lives in the program driving agent-tui (Claude's Agent SDK), is reached.
+SdkRelay = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 # Claude Code's names and units (milliseconds) for the two timeouts.
 START_TIMEOUT_ENV = "MCP_TIMEOUT"
@@ -55,7 +60,7 @@ class McpServerConfig:
     """One entry of `mcpServers` (Claude Code's shape), `${VAR}` references expanded."""
 
     name: str
-    transport: Literal["stdio", "http", "sse"]
+    transport: Literal["stdio", "http", "sse", "sdk"]
     command: str = ""
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
@@ -65,6 +70,8 @@ class McpServerConfig:
     @property
     def target(self) -> str:
         """What `/mcp` shows: the command line or the URL."""
+        if self.transport == "sdk":
+            return "in-process (SDK)"
         return " ".join((self.command, *self.args)) if self.transport == "stdio" else self.url
 
 
@@ -87,6 +94,8 @@ def parse_server_config(name: str, raw: Any, environ: Mapping[str, str]) -> McpS
     kind = raw.get("type") or ("stdio" if "command" in raw else "http" if "url" in raw else None)
     if kind == "streamable-http":
         kind = "http"
+    if kind == "sdk":
+        return McpServerConfig(name=name, transport="sdk")
     if kind not in ("stdio", "http", "sse"):
         raise ValueError(f"unknown type {kind!r}" if kind else "needs `command` (stdio) or `url` (http)")
     if kind == "stdio":
@@ -164,8 +173,10 @@ class _Call:
 class McpConnection:
     """One MCP server: its state, its tools, and the task that owns its ClientSession."""
 
-    def __init__(self, name: str, config: McpServerConfig | None, *, cwd: Path, call_timeout: float) -> None:
+    def __init__(self, name: str, config: McpServerConfig | None, *, cwd: Path, call_timeout: float,
+                 sdk_relay: SdkRelay | None = None) -> None:
         self.name = name
+        self.sdk_relay = sdk_relay
         self.config = config
         self.cwd = cwd
         self.call_timeout = call_timeout
@@ -271,6 +282,10 @@ class McpConnection:
     async def _open_transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         config = self.config
         assert config is not None
+        if config.transport == "sdk":
+            if self.sdk_relay is None:
+                raise ValueError("an SDK server needs a program driving agent-tui through the Agent SDK")
+            return await _sdk_streams(stack, self.name, self.sdk_relay)
         if config.transport == "stdio":
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             params = StdioServerParameters(
@@ -361,6 +376,7 @@ class McpManager:
         start_timeout: float | None = None,
         call_timeout: float | None = None,
         environ: Mapping[str, str] | None = None,
+        sdk_relay: SdkRelay | None = None,
     ) -> None:
         environ = os.environ if environ is None else environ
         default_start, default_call = timeouts_from_env(environ)
@@ -374,7 +390,8 @@ class McpManager:
                 connection = McpConnection(name, None, cwd=cwd, call_timeout=self.call_timeout)
                 connection.fail(f"invalid configuration: {exc}")
             else:
-                connection = McpConnection(name, config, cwd=cwd, call_timeout=self.call_timeout)
+                connection = McpConnection(name, config, cwd=cwd, call_timeout=self.call_timeout,
+                                           sdk_relay=sdk_relay)
             self._connections.append(connection)
 
     async def start(self) -> list[McpServerStatus]:
@@ -410,6 +427,39 @@ class McpManager:
 
     async def aclose(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self._connections))
+
+
+async def _sdk_streams(stack: contextlib.AsyncExitStack, name: str, relay: SdkRelay) -> tuple[Any, Any]:
+    """A ClientSession's two streams, each message relayed to the SDK server and its answer read back."""
+    to_client, client_reads = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    client_writes, from_client = anyio.create_memory_object_stream[SessionMessage](16)
+
+    async def forward(message: dict[str, Any]) -> None:
+        try:
+            answer = await relay(name, message)
+        except Exception as exc:
+            answer = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": str(exc)}}
+        await to_client.send(SessionMessage(types.JSONRPCMessage.model_validate(answer)))
+
+    async def pump() -> None:
+        async with anyio.create_task_group() as requests:
+            async for session_message in from_client:
+                message = session_message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+                if "id" in message and "method" in message:
+                    requests.start_soon(forward, message)
+                elif "method" in message:  # a notification: the SDK acknowledges it, nobody waits
+                    requests.start_soon(notify, message)
+
+    async def notify(message: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):
+            await relay(name, message)
+
+    group = await stack.enter_async_context(anyio.create_task_group())
+    stack.callback(group.cancel_scope.cancel)
+    group.start_soon(pump)
+    for stream in (to_client, client_reads, client_writes, from_client):
+        stack.push_async_callback(stream.aclose)
+    return client_reads, client_writes
 
 
 async def _list_tools(session: ClientSession) -> list[McpToolSpec]:

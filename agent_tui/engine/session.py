@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import platform
+import re
 import tempfile
 import time
 import uuid
@@ -54,12 +55,15 @@ from .messages import (
 )
 from .models.base import ModelClient, context_window_for
 from .models.stream import DEFAULT_MAX_TOKENS, ModelRequest
-from .permissions.policy import PermissionPolicy
+from .permissions.policy import CYCLE, MODES, PermissionPolicy
 from .pricing import add_usage, total_cost_usd
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
 
 if TYPE_CHECKING:
-    from .mcp import McpManager, McpServerStatus
+    from .mcp import McpManager, McpServerStatus, SdkRelay
+
+# The `<env>` line that names the model (`set_model` rewrites it).
+_MODEL_LINE = re.compile(r"\nModel: [^\n]*\n</env>")
 
 
 @dataclass
@@ -197,6 +201,11 @@ class Session:
         # Connected MCP servers (`/mcp` reads `mcp.servers()`); None until start_mcp ran with servers.
         self.mcp: McpManager | None = None
         self._mcp_start: asyncio.Future[list[McpServerStatus]] | None = None
+        self._mcp_tools: list[Tool] = []
+        self._mcp_instructions = ""
+        # Relays JSON-RPC to `"type": "sdk"` servers, which live in the program driving the session
+        # (the Agent SDK transport sets it); None: such a server fails to connect.
+        self.sdk_mcp_relay: SdkRelay | None = None
         # The transcript being written (None: not persisted), and the one `resume()` loaded.
         self.store: TranscriptStore | None = None
         self.transcript: Transcript | None = None
@@ -268,10 +277,67 @@ class Session:
         with contextlib.suppress(RuntimeError):  # no running loop yet: submit() runs them
             self._begin_session_start()
 
-    def abort(self) -> None:
-        """Stop the running turn (stream and tools).  Harmless when idle."""
+    def interrupt(self) -> None:
+        """Stop the running turn (stream and tools); the loop publishes `interrupted` and the turn's
+        `query_finished`.  Harmless when idle."""
         if self._running:
             self._abort.set()
+
+    # The name the loop's callers used first (signal handlers, the TUI's Esc).
+    abort = interrupt
+
+    def set_permission_mode(self, mode: str) -> None:
+        """Put `mode` in force (for the running turn's next decision too) and publish `mode_changed`."""
+        if mode not in MODES:
+            raise ValueError(f"unknown permission mode {mode!r}; one of: {', '.join(MODES)}")
+        previous, self.policy.mode = self.policy.mode, mode
+        self.bus.publish(ev.ModeChanged(mode=mode, previous=previous))
+
+    def cycle_permission_mode(self) -> str:
+        """Shift+Tab: default -> acceptEdits -> plan -> default."""
+        current = self.policy.mode
+        mode = CYCLE[(CYCLE.index(current) + 1) % len(CYCLE)] if current in CYCLE else CYCLE[0]
+        self.set_permission_mode(mode)
+        return mode
+
+    def set_model(self, name: str) -> None:
+        """Use the model `name` from the next request on; the system prompt names it; publishes
+        `model_changed`.  The offline demo model has no other model (ValueError)."""
+        name = name.strip()
+        if not name:
+            raise ValueError("a model name is needed")
+        if self.model.offline:
+            raise ValueError("the offline demo model cannot switch models")
+        previous = self.model.label
+        self.model.name = name
+        self.model.label = name
+        self.system_prompt = _MODEL_LINE.sub(lambda _: f"\nModel: {name}\n</env>", self.system_prompt, count=1)
+        self.bus.publish(ev.ModelChanged(model=name, previous=previous))
+
+    def set_mcp_servers(self, servers: Mapping[str, Any]) -> None:
+        """Replace the configured MCP servers (`mcpServers`' shape) and publish `mcp_servers_changed`.
+
+        Before the servers connected, the new set is what connects; after, the old servers are
+        closed, their tools removed and the new set connects (the next prompt waits for it)."""
+        servers = dict(servers)
+        self.options.mcp_servers = servers
+        previous = self._mcp_start
+        if previous is not None:
+            self._mcp_start = asyncio.ensure_future(self._reconnect_mcp(previous))
+        self.bus.publish(ev.McpServersChanged(servers=sorted(servers)))
+
+    async def _reconnect_mcp(self, previous: asyncio.Future[list[McpServerStatus]]) -> list[McpServerStatus]:
+        if not previous.done():
+            previous.cancel()
+        await asyncio.gather(previous, return_exceptions=True)
+        manager, self.mcp = self.mcp, None
+        if manager is not None:
+            mcp_tools = {id(tool) for tool in self._mcp_tools}
+            self.tools = [tool for tool in self.tools if id(tool) not in mcp_tools]
+            if self._mcp_instructions:
+                self.system_prompt = self.system_prompt.replace("\n\n" + self._mcp_instructions, "", 1)
+            await manager.aclose()
+        return await self._connect_mcp(None, None, None)
 
     def clear(self) -> None:
         """Forget the conversation.  A persisted session continues as a new session
@@ -549,6 +615,11 @@ class Session:
             return []
         return await asyncio.shield(self._mcp_start)
 
+    @property
+    def mcp_servers(self) -> dict[str, Any]:
+        """The configured MCP servers (`mcpServers`' shape): what connects, or connected."""
+        return dict(self._configured_mcp_servers())
+
     def _configured_mcp_servers(self) -> Mapping[str, Any]:
         servers = self.options.mcp_servers
         if servers is None:
@@ -563,14 +634,17 @@ class Session:
             return []
         from .mcp import McpManager
 
-        self.mcp = McpManager(servers, cwd=self.cwd, start_timeout=start_timeout, call_timeout=call_timeout)
+        self.mcp = McpManager(servers, cwd=self.cwd, start_timeout=start_timeout, call_timeout=call_timeout,
+                              sdk_relay=self.sdk_mcp_relay)
         statuses = await self.mcp.start()
-        self.tools, shadowed = with_tools(self.tools, self.mcp.tools())
+        self._mcp_tools = self.mcp.tools()
+        self.tools, shadowed = with_tools(self.tools, self._mcp_tools)
         for name in shadowed:
             message = f"MCP tool {name} not added: a tool of that name exists"
             self.bus.publish(ev.Notice(kind="warning", message=message))
-        if instructions := self.mcp.instructions():
-            self.system_prompt += "\n\n" + instructions
+        self._mcp_instructions = self.mcp.instructions()
+        if self._mcp_instructions:
+            self.system_prompt += "\n\n" + self._mcp_instructions
         for status in statuses:
             if status.state == "failed":
                 self.bus.publish(ev.Notice(kind="error", message=f"MCP server {status.name} failed: {status.error}"))

@@ -273,12 +273,8 @@ class AgentApp(App[int], inherit_bindings=False):
         if choice == "reject":
             self.say(f"Not using the .mcp.json server(s) {names}; enabledMcpjsonServers in settings turns them on.")
         else:
-            options = self.session.options
-            configured = options.mcp_servers
-            if configured is None:
-                configured = options.settings.mcp_servers
-            options.mcp_servers = {**pending, **configured}
-            self.say(f"Using the .mcp.json server(s) {names}; /mcp shows them.")
+            # The session's `mcp_servers_changed` shows the servers now configured.
+            self.session.set_mcp_servers({**pending, **self.session.mcp_servers})
         self._begin()
 
     def get_driver_class(self) -> type[Driver]:
@@ -495,8 +491,7 @@ class AgentApp(App[int], inherit_bindings=False):
         self._soon(self._cycle_mode)
 
     def _cycle_mode(self) -> None:
-        mode = self.session.policy.cycle_mode()
-        self.refresh_header()
+        mode = self.session.cycle_permission_mode()
         self.notify(f"Permission mode: {mode}", timeout=1.5)
 
     def action_toggle_timeline(self) -> None:

@@ -248,10 +248,8 @@ async def _model(app: CommandHost, arg: str) -> None:
     if app.session.running:
         app.say("Wait for the running turn to finish (or press Esc) before switching models.", kind="error")
         return
-    # AnthropicModel sends `name` with every request.
-    model.name = arg
-    model.label = arg
-    app.refresh_header()
+    # The header follows the session's `model_changed`.
+    app.session.set_model(arg)
     app.say(f"Model set to {arg}")
 
 
@@ -297,8 +295,7 @@ async def _permissions(app: CommandHost, arg: str) -> None:
         if arg not in MODES:
             app.say(f"Unknown mode {arg!r}; one of: {', '.join(MODES)}", kind="error")
             return
-        policy.mode = arg
-        app.refresh_header()
+        app.session.set_permission_mode(arg)
     lines = [f"**Permission mode:** `{policy.mode}` (Shift+Tab cycles default → acceptEdits → plan)", ""]
     entries = _numbered_rules(policy)
     if not entries:

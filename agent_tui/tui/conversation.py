@@ -293,6 +293,14 @@ class Conversation:
         self.permission.drop_settled()
         self.show_queued()
 
+    async def _on_settings_changed(self, event: ev.ModeChanged | ev.ModelChanged) -> None:
+        # The header shows the mode and the model; whoever changed them (a key, a command, a program).
+        self._refresh_header()
+
+    async def _on_mcp_servers_changed(self, event: ev.McpServersChanged) -> None:
+        names = ", ".join(event.servers) or "none"
+        await self.transcript.add(Notice(f"MCP servers: {names}; /mcp shows them.", kind="info"))
+
     async def _on_todo_updated(self, event: ev.TodoUpdated) -> None:
         if event.parent_tool_use_id:
             return
@@ -323,6 +331,9 @@ class Conversation:
         ev.Interrupted: _on_interrupted,
         ev.QueryFinished: _on_query_finished,
         ev.TodoUpdated: _on_todo_updated,
+        ev.ModeChanged: _on_settings_changed,
+        ev.ModelChanged: _on_settings_changed,
+        ev.McpServersChanged: _on_mcp_servers_changed,
     }
 
     # ------------------------------------------------------------ streaming text

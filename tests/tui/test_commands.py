@@ -234,3 +234,28 @@ async def test_model_lists_what_the_server_offers(api, tmp_path):
         await command(pilot, "/model")
         await wait_until(pilot, lambda: "Available: claude-opus-4-6, claude-sonnet-4-6, claude-haiku-4-5" in screen_text(app))
         assert "Model: claude-sonnet-4-6" in screen_text(app)
+
+
+async def test_model_name_switches_the_model_the_header_and_the_system_prompt(api, tmp_path):
+    api.push(reply("from opus"))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await command(pilot, "/model claude-opus-4-6")
+        await wait_until(pilot, lambda: "Model set to claude-opus-4-6" in screen_text(app))
+        assert app.header.model_label == "claude-opus-4-6"
+        await type_prompt(pilot, "hi")
+        await wait_until(pilot, finished(recorded))
+    body = api.requests[0].body
+    assert body["model"] == "claude-opus-4-6"
+    system = "\n".join(b["text"] for b in body["system"]) if isinstance(body["system"], list) else body["system"]
+    assert "Model: claude-opus-4-6\n</env>" in system and "claude-sonnet-4-6" not in system
+    changes = [e for e in recorded if isinstance(e, ev.ModelChanged)]
+    assert [(c.previous, c.model) for c in changes] == [("claude-sonnet-4-6", "claude-opus-4-6")]
+
+
+async def test_permissions_mode_publishes_mode_changed_and_the_header_follows(api, tmp_path):
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await command(pilot, "/permissions plan")
+        await wait_until(pilot, lambda: app.header.mode == "plan")
+    assert [(e.previous, e.mode) for e in recorded if isinstance(e, ev.ModeChanged)] == [("default", "plan")]
