@@ -479,7 +479,8 @@ def sessions_in(directory: Path) -> list[SessionInfo]:
         info = _scan(path)
         if info is not None:
             infos.append(info)
-    infos.sort(key=lambda i: i.modified, reverse=True)
+    # the file's mtime ticks coarsely (a few ms): two sessions written in one tick go by creation time
+    infos.sort(key=lambda i: (i.modified, i.created), reverse=True)
     return infos
 
 
