@@ -605,9 +605,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self.transcript.add(Notice(text, kind=kind))
 
     async def show_markdown(self, text: str) -> None:
-        from .widgets.markdown_view import AgentMarkdown
+        from .widgets.markdown_lite import FrozenMarkdown
 
-        await self.transcript.add(AgentMarkdown(text, classes="note"))
+        # The answers' renderer: its tables fit the transcript's width too.
+        await self.transcript.add(FrozenMarkdown(text, classes="note"))
 
     async def compact_conversation(self, instructions: str) -> None:
         """`/compact`: a live status line while the summary is written; Esc cancels it."""

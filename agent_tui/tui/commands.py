@@ -492,7 +492,7 @@ KEYS: tuple[KeyCommand, ...] = (
     KeyCommand(("app.quit",), "quit"),
     KeyCommand(("app.cycle_mode",), "cycle the permission mode",
                palette=("Cycle permission mode", "default → acceptEdits → plan")),
-    KeyCommand(("app.toggle_timeline",), "show / hide the timeline (a one-line strip below 100 columns)",
+    KeyCommand(("app.toggle_timeline",), "show / hide the timeline (a one-line strip when a pane would leave the transcript under 100 columns)",
                palette=("Toggle timeline", "Show or hide the tool timeline")),
     KeyCommand(("input.page_up", "input.page_down"), "scroll the transcript"),
     KeyCommand(("input.home", "input.end"), "top / bottom of the transcript (with nothing typed)"),

@@ -14,7 +14,7 @@ from agent_tui.engine import events as ev
 from agent_tui.engine.messages import check_history
 from agent_tui.tui.state import ToolStatus
 from agent_tui.tui.widgets.answer import AssistantText
-from agent_tui.tui.widgets.markdown_view import AgentMarkdown
+from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.thinking import ThinkingBlock
 from agent_tui.tui.widgets.timeline import ToolRow
@@ -393,7 +393,7 @@ async def test_help_lists_a_remapped_key_under_its_new_name(api, tmp_path):
         await wait_until(pilot, lambda: "Keys" in screen_text(app))
         await pilot.press("end")
         await wait_until(pilot, lambda: "/exit — Quit agent-tui" in screen_text(app))
-        help_text = app.transcript.query(AgentMarkdown).last().source
+        help_text = app.transcript.query(FrozenMarkdown).last().source
         rows = dict(line.strip("| ").split(" | ", 1) for line in help_text.splitlines() if line.startswith("| "))
         assert rows["F2"].startswith("show / hide the timeline")
         assert rows["Ctrl+N"] == "newline"

@@ -77,3 +77,19 @@ def test_when_squeezed_columns_still_cannot_fit_each_row_is_a_block_of_header_va
     # Values line up after the longest header.
     first = _lines(40)[:4]
     assert first[0].startswith("file:   agent_tui") and first[2].startswith("change: tables")
+
+
+async def test_a_slash_command_s_table_wraps_its_cells_instead_of_cutting_them(api, tmp_path):
+    from .helpers import make_app, screen_text, type_prompt, wait_until
+
+    rule = "Bash(npm run build:production-with-source-maps-and-the-long-name:*)"
+    app, _ = make_app(api, tmp_path, allow=[rule, "Read(./docs/**)"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_prompt(pilot, "/permissions")
+        await wait_until(pilot, lambda: "Permission mode:" in screen_text(app))
+        await pilot.pause(0.1)
+        rows = [line for line in screen_text(app).splitlines() if line.count("│") == 3]
+        assert rows and not any("…" in row for row in rows)
+        # Read down the rule column, the rule comes back whole.
+        column = "".join(row.split("│")[1].strip() for row in rows).replace(" ", "")
+        assert rule.replace(" ", "") in column  # (wrapped at the space)
