@@ -1,13 +1,18 @@
 """Parsed CSS kept between runs: read back exactly as parsed, found only for the same CSS
-and theme, and never in the way (a damaged file is parsed around, bad CSS still fails)."""
+and theme, never in the way (a damaged file is parsed around, bad CSS still fails), and
+never a way to run code (the file is data, rebuilt through Textual's constructors)."""
 
 from __future__ import annotations
 
+import os
+import pickle
 from pathlib import Path
 
 import pytest
 from textual.css import parse as css_parse
+from textual.css.model import RuleSet
 from textual.css.stylesheet import StylesheetParseError
+from textual.layout import Layout
 from textual.widgets import Footer, Input, TextArea
 
 from agent_tui.tui import css_cache
@@ -95,7 +100,7 @@ def test_another_theme_has_its_own_file(tmp_path: Path, monkeypatch: pytest.Monk
     light.parse()
     assert parser.calls == len(SOURCES)  # variables are substituted while parsing: nothing to reuse
     light.save()
-    assert len(list(tmp_path.glob("css-*.pickle"))) == 2
+    assert len(list(tmp_path.glob("css-*.json"))) == 2
 
 
 def test_a_damaged_file_is_parsed_around_and_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,7 +108,7 @@ def test_a_damaged_file_is_parsed_around_and_replaced(tmp_path: Path, monkeypatc
     first = stylesheet(tmp_path, variables)
     parsed = [rule.css for rule in first.rules]
     first.save()
-    [path] = tmp_path.glob("css-*.pickle")
+    [path] = tmp_path.glob("css-*.json")
     path.write_bytes(path.read_bytes()[:100])  # cut short, as by a full disk
     parser = CountingParse(monkeypatch)
     second = stylesheet(tmp_path, variables)
@@ -130,7 +135,7 @@ def test_css_with_errors_still_fails_and_is_not_stored(tmp_path: Path) -> None:
         with pytest.raises(StylesheetParseError):
             sheet.parse()
         sheet.save()
-    assert not list(tmp_path.glob("css-*.pickle"))
+    assert not list(tmp_path.glob("css-*.json"))
 
 
 async def test_the_app_reads_back_what_its_last_run_parsed(
@@ -141,6 +146,7 @@ async def test_the_app_reads_back_what_its_last_run_parsed(
     monkeypatch.setenv("AGENT_TUI_CACHE_DIR", str(tmp_path / "cache"))
     styles = []
     parses = []
+    screens = []
     for _ in range(2):
         parser = CountingParse(monkeypatch)
         app, _recorded = make_app(api, tmp_path)
@@ -153,10 +159,12 @@ async def test_the_app_reads_back_what_its_last_run_parsed(
                 for node in app.screen.walk_children(with_self=True)
                 if node.id is not None
             })
+            screens.append(app.export_screenshot())
         parses.append(parser.calls)
     assert parses[0] > 10  # the app's CSS and every widget's
     assert parses[1] == 0
     assert len(styles[0]) > 10 and styles[1] == styles[0]
+    assert screens[1] == screens[0]  # drawn the same, cell for cell and colour for colour
 
 
 def test_a_file_is_used_only_for_what_it_was_made_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -165,7 +173,7 @@ def test_a_file_is_used_only_for_what_it_was_made_for(tmp_path: Path, monkeypatc
     dark = stylesheet(tmp_path, variables)
     dark.parse()
     dark.save()
-    [path] = tmp_path.glob("css-*.pickle")
+    [path] = tmp_path.glob("css-*.json")
     light = stylesheet(tmp_path, {**variables, "primary": "#ff0000"})
     path.rename(light._path())  # as if both names were the same
     parser = CountingParse(monkeypatch)
@@ -187,3 +195,85 @@ def test_a_theme_change_mid_run_stores_each_theme_under_its_own_name(
     for variables in (dark_variables, light_variables):
         stylesheet(tmp_path, variables).parse()
     assert parser.calls == 0
+
+
+def shape(rule: RuleSet) -> tuple:
+    """Everything a rule set holds, layouts by kind (Textual makes a new one for each rule)."""
+    rules = {
+        name: (type(value), value.name) if isinstance(value, Layout) else value
+        for name, value in rule.styles.get_rules().items()
+    }
+    return (rule.selector_set, rules, rule.styles.important, rule.errors, rule.is_default_rules,
+            rule.tie_breaker, rule.selector_names, rule.pseudo_classes)
+
+
+def test_rules_read_back_hold_every_field_the_parser_set(tmp_path: Path) -> None:
+    variables = theme_variables()
+    first = stylesheet(tmp_path, variables)
+    first.parse()
+    first.save()
+    second = stylesheet(tmp_path, variables)
+    second.parse()
+    assert len(second.rules) > 50
+    assert [shape(rule) for rule in second.rules] == [shape(rule) for rule in first.rules]
+    assert [type(rule.styles) for rule in second.rules] == [type(rule.styles) for rule in first.rules]
+
+
+class Payload:
+    """Unpickling this runs a shell command that leaves a file behind."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+async def test_a_cache_file_holding_code_is_never_run_and_the_app_starts(
+    api: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that could write the cache folder plants pickles that would run code when
+    loaded, under the old file names and the current one, and a JSON file naming a function:
+    the next start runs none of it, parses its CSS, and draws its screen."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    monkeypatch.setenv("AGENT_TUI_CACHE_DIR", str(folder))
+    marker = tmp_path / "ran"
+    poison = pickle.dumps(Payload(marker))
+    pickle.loads(poison)  # the payload works: loading it is running it
+    assert marker.exists()
+    marker.unlink()
+    app, _recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.query("#permission-keys"))
+    [current] = folder.glob("css-*.json")  # the name this app's theme reads
+    for name in ("css-00000000.pickle", "css-109bf34a.pickle", current.name):
+        (folder / name).write_bytes(poison)
+    (folder / "css-11111111.json").write_text(
+        '{"identity": null, "entries": [[["os.system", "touch %s"], ["os.system", "touch %s"]]]}' % (marker, marker)
+    )
+    parser = CountingParse(monkeypatch)
+    app, _recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.query("#permission-keys"))
+        assert app.screen.styles.background is not None
+    assert not marker.exists()
+    assert parser.calls > 10  # parsed, as with no cache
+    assert current.read_bytes()[:1] == b"{"  # and the planted file replaced by data
+
+
+def test_a_json_file_naming_anything_outside_the_table_is_parsed_around(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    variables = theme_variables()
+    first = stylesheet(tmp_path, variables)
+    parsed = [rule.css for rule in first.rules]
+    first.save()
+    [path] = tmp_path.glob("css-*.json")
+    text = path.read_text()
+    assert '["Color",' in text
+    path.write_text(text.replace('["Color",', '["builtins.eval",', 1))
+    parser = CountingParse(monkeypatch)
+    second = stylesheet(tmp_path, variables)
+    assert [rule.css for rule in second.rules] == parsed
+    assert parser.calls == 1  # the entry with the unknown tag only
