@@ -297,7 +297,7 @@ def reply(
             else:
                 try:
                     parsed = json.loads(b.input) if b.input.strip() else {}
-                except ValueError:
+                except (ValueError, RecursionError):
                     parsed = {}
             content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": parsed})
             out_chars += len(raw_input) + len(b.name)

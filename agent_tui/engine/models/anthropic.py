@@ -181,7 +181,7 @@ class AnthropicModel(ModelClient):
                 raise ModelError("connection", "The stream ended before message_stop", mid_stream=acc.started)
         except httpx2.TransportError as exc:
             raise transport_error(exc, self._transport.url, acc.started) from exc
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than the decoder goes
             raise ModelError("api_error", f"Malformed stream event: {exc}", mid_stream=acc.started) from exc
 
 

@@ -221,6 +221,12 @@ class StreamAccumulator:
                     block["_parse_error"] = f"Tool input is not valid JSON: {exc}"
                     block["_raw_input"] = raw
                     value = {}
+                except RecursionError:
+                    # Deeper than the decoder goes (`[[[[…`): this call fails, the run goes on.
+                    block["_parse_error"] = (
+                        f"Tool input is nested too deeply to parse ({len(raw)} characters of JSON)"
+                    )
+                    value = {}
                 if not isinstance(value, dict):
                     block["_parse_error"] = "Tool input is not a JSON object"
                     value = {}
