@@ -90,3 +90,18 @@ async def test_a_slash_command_s_output_scrolls_into_view_when_the_transcript_is
         assert help_entry.outer_size.height > app.transcript.scrollable_content_region.height
         assert help_entry.region.y <= app.transcript.region.y + 1
         assert "/exit" not in screen_text(app)  # its end is further down
+
+
+async def test_page_up_with_nothing_above_keeps_the_transcript_following(api, tmp_path):
+    api.push(reply(text(LONG_ANSWER + "\n\nFINAL_MARK.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.1)
+        await pilot.press("pageup")  # the transcript is still short: there is nothing above
+        await pilot.pause(0.05)
+        assert app.transcript.following
+        await type_prompt(pilot, "write a lot")
+        await wait_until(pilot, finished(recorded))
+        await settle(pilot, app)
+        await pilot.pause(0.1)
+        assert "FINAL_MARK" in screen_text(app) and not _marker_line(app)

@@ -120,6 +120,11 @@ class Transcript(VerticalScroll, can_focus=True):
     def new_output_shown(self) -> bool:
         return self.query_one("#new-output").display
 
+    def release_anchor(self) -> None:
+        # A scroll (PageUp, the wheel) with nothing above to read leaves it following.
+        if self.max_scroll_y > 0:
+            super().release_anchor()
+
     def _new_output(self, shown: bool) -> None:
         marker = self.query_one("#new-output")
         if marker.display != shown:
