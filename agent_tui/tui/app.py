@@ -495,6 +495,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self.notify(f"Permission mode: {mode}", timeout=1.5)
 
     def action_toggle_timeline(self) -> None:
+        if self.timeline.latest_turn is None:
+            # Nothing to hide yet: hiding now would keep the first turn's timeline away unasked.
+            self.notify("The timeline shows once the first turn starts.", timeout=2)
+            return
         self._timeline_hidden = not self._timeline_hidden
         self.apply_layout()
 

@@ -73,6 +73,10 @@ async def test_before_the_first_turn_a_wide_screen_draws_no_empty_pane(api, tmp_
         await pilot.pause(0.1)
         assert not app.timeline.display and not app.timeline_strip.display
         assert app.transcript.outer_size.width == 160
+        # Ctrl+T has nothing to hide yet, and does not keep the first turn's timeline away.
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.05)
+        assert "The timeline shows once the first turn starts." in [n.message for n in app._notifications]
         await _after_one_turn(pilot, app, recorded)
         assert app.timeline.display
 
