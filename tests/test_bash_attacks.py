@@ -492,3 +492,15 @@ async def test_a_planted_fsmonitor_never_runs_unasked_nor_after_approval(api, tr
     await session.submit("yes, look")
     finished = [e for _, e in rec.events if isinstance(e, ev.ToolFinished)]
     assert finished and not marker.exists(), finished[-1]
+
+
+@pytest.mark.parametrize("command", ["make done \u202e# efas\u202c", "npm\u200b test", "touch a\u2066b\u2069"])
+def test_no_rule_holding_hidden_characters_is_ever_proposed(tree, command):
+    """A prompt's "don't ask again" rule must read as what it allows, in every front end."""
+    from agent_tui.shell.hidden import has_hidden
+
+    decision = PermissionPolicy("default", cwd=tree.proj).decide(BashTool(), {"command": command})
+    assert decision.behavior == "ask"
+    assert decision.suggested_rule is None or not has_hidden(decision.suggested_rule), decision.suggested_rule
+    if command.startswith("npm"):
+        assert decision.suggested_rule is None  # the rule would be `Bash(npm<U+200B> test:*)`

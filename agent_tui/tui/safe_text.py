@@ -13,6 +13,8 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..shell.hidden import HIDDEN, has_hidden
+
 if TYPE_CHECKING:
     from textual.content import Content
 
@@ -61,15 +63,12 @@ def safe_event(event: ev.Event) -> ev.Event:
     return dataclasses.replace(event, **changes) if changes else event
 
 
-# Bidi embeddings, overrides, isolates and marks (U+202A-202E, U+2066-2069, U+200E/F) and
-# zero-width characters (U+200B-200D, U+2060, U+FEFF): a terminal draws nothing for them, yet
-# they reorder or split what is drawn around them, so a command can read as another one.
-_HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+_HIDDEN = HIDDEN
 
 
-def has_hidden(text: str) -> bool:
-    """Whether `text` holds a character that changes how it reads without being drawn."""
-    return _HIDDEN.search(text) is not None
+def spell_hidden(text: str) -> str:
+    """`text` with each hidden character written out as `<U+202E>` (for plain, padded cells)."""
+    return HIDDEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", text) if has_hidden(text) else text
 
 
 def reveal_hidden(text: str, style: str = "") -> Content:

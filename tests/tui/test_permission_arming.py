@@ -113,7 +113,7 @@ async def test_bidi_and_zero_width_characters_are_marked_and_never_offered_as_a_
         prompt = app.permission
         await wait_until(pilot, lambda: prompt.current is not None)
         request = prompt.current
-        assert request.suggested_rule, "the engine offers a rule for this command"
+        assert request.suggested_rule, "the engine offers a (clean) rule for the command's other part"
         await wait_armed(pilot, app, always=True)
         shown = screen_text(app)
         assert "echo done <U+202E># efas<U+202C><U+200B> && touch hidden.txt" in shown

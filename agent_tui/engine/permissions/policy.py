@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 from ...config import PERMISSION_MODES, config_dir
 from ...shell.classify import foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
 from ...shell.danger import danger_reason, sensitive_write_reason
+from ...shell.hidden import has_hidden
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ...shell.paths import resolve_paths, static
 from ...tools.base import Tool
@@ -96,6 +97,10 @@ class PermissionAnswer:
     behavior: str
     remember: bool = False
     feedback: str | None = None
+    # A program's answer (the Agent SDK's `can_use_tool`): a deny's message is the tool_result the
+    # model reads; an allow may run the tool on a rewritten input.
+    message: str | None = None
+    updated_input: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -648,6 +653,8 @@ class PermissionPolicy:
                 "deny", f"Permission to use {name} was not granted (dontAsk mode runs only pre-approved tools): "
                 f"{message}", danger=danger, reason="dont_ask",
             )
+        if suggestion is not None and has_hidden(suggestion):
+            suggestion = None  # a rule nobody can read as written is never proposed
         return Decision("ask", message, danger=danger, suggested_rule=None if danger else suggestion, reason=reason)
 
     # ------------------------------------------------------------ internals

@@ -382,7 +382,7 @@ class PermissionPrompt(Vertical, can_focus=True):
             choices.append(Content.styled("arming…", "$text-muted italic"))
         columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
         rows = key_rows(choices, columns)
-        if request.suggested_rule and not offers_always:
+        if not offers_always and has_hidden(describe_input(request, self.cwd)):
             rows.append(Content.styled(NO_RULE_REASON, "$text-warning"))
         self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
         # A row holding one answer wider than the prompt still wraps.

@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widget import Widget
 
+from ..safe_text import spell_hidden
 from ..state import ToolRecord, ToolStatus, TurnRecord, dom_id, format_seconds
 
 BAR_WIDTH = 10
@@ -98,7 +99,7 @@ class ToolRow(Widget):
         name = (indent + record.name)[:10]
         width = max(self.size.width, 30)
         room = width - 2 - 11 - (BAR_WIDTH + 2) - 7
-        summary = record.summary
+        summary = spell_hidden(record.summary)
         if len(summary) > room:
             summary = summary[: max(room - 1, 0)] + "…"
         return Content.assemble(

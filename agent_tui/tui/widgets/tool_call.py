@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from ..safe_text import reveal_hidden
 from ..state import ToolRecord, ToolStatus, dom_id, format_seconds
 from .diff import DiffView, diff_stats
 
@@ -148,7 +149,7 @@ class ToolCall(Vertical):
         icon, style = record.status.icon
         parts: list[Any] = [(icon, style), " ", (record.name, "bold")]
         if record.summary:
-            parts.append((f"({record.summary})", "$text-secondary"))
+            parts.append(reveal_hidden(f"({record.summary})", "$text-secondary"))
         detail = self._detail()
         if detail:
             parts += ["  ", (f"⎿ {detail}", "$text-muted")]
