@@ -22,6 +22,11 @@ from agent_tui.tools.file_state import record_read
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
+# What one Read returns at most (Claude Code's 256 KB): longer windows stop at a line boundary.
+MAX_WINDOW_CHARS = 256_000
+# A UTF-8 character is at most 4 bytes: this much of a line holds all that can be shown of it.
+_MAX_LINE_BYTES = MAX_LINE_CHARS * 4 + 2
+_CHUNK_BYTES = 1 << 20
 EXCERPT_LINES = 20
 # A NUL byte in the first block is the usual sign of a binary file (what git and grep check).
 _SNIFF_BYTES = 8192
@@ -49,6 +54,8 @@ class _Window:
     lines: list[str]
     total_lines: int
     truncated_lines: int
+    # The first line left out because the window reached MAX_WINDOW_CHARS, if one was.
+    cut_at: int | None = None
 
 
 class ReadTool(ReadOnlyTool):
@@ -124,20 +131,66 @@ def _looks_binary(path: Path) -> bool:
 
 
 def _read_window(path: Path, start: int, limit: int) -> _Window:
-    """Lines start..start+limit-1 (1-based), counting the whole file without holding it."""
+    """Lines start..start+limit-1 (1-based), counting the whole file without holding it.
+
+    Memory stays bounded whatever the file: a line is read only as far as can be shown of it
+    (`MAX_LINE_CHARS`) and the rest of it skipped in chunks, the window stops at
+    `MAX_WINDOW_CHARS`, and the lines outside it are only counted.
+    """
     lines: list[str] = []
     truncated = 0
-    total = 0
-    end = start + limit
-    with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="replace") as f:
-        for total, line in enumerate(f, start=1):
-            if start <= total < end:
-                line = line.rstrip("\r\n")
-                if len(line) > MAX_LINE_CHARS:
-                    line = line[:MAX_LINE_CHARS]
-                    truncated += 1
-                lines.append(line)
-    return _Window(lines, total, truncated)
+    size = 0
+    cut_at: int | None = None
+    with open_regular(path) as f:
+        total = _skip_lines(f, start - 1)
+        while total == start - 1 + len(lines) and len(lines) < limit:
+            head = f.readline(_MAX_LINE_BYTES)
+            if not head:
+                break
+            cut = len(head) == _MAX_LINE_BYTES and not head.endswith(b"\n")
+            if cut:
+                _skip_rest_of_line(f)
+            total += 1
+            line = head.decode("utf-8", "replace").rstrip("\r\n")
+            if cut or len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS]
+                truncated += 1
+            if lines and size + len(line) > MAX_WINDOW_CHARS:
+                cut_at = total
+                break
+            size += len(line) + 1
+            lines.append(line)
+        total += _count_rest(f)
+    return _Window(lines, total, truncated, cut_at)
+
+
+def _skip_rest_of_line(f: Any) -> None:
+    """Read past the end of the current line (or to the end of the file) in bounded chunks."""
+    while chunk := f.read(_CHUNK_BYTES):
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            f.seek(newline + 1 - len(chunk), os.SEEK_CUR)
+            return
+
+
+def _skip_lines(f: Any, count: int) -> int:
+    """Skip up to `count` lines; how many there were."""
+    skipped = 0
+    while skipped < count and (chunk := f.readline(_CHUNK_BYTES)):
+        if not chunk.endswith(b"\n"):
+            _skip_rest_of_line(f)
+        skipped += 1
+    return skipped
+
+
+def _count_rest(f: Any) -> int:
+    """The lines from here to the end of the file (a last one without a newline counts)."""
+    count = 0
+    last = b""
+    while chunk := f.read(_CHUNK_BYTES):
+        count += chunk.count(b"\n")
+        last = chunk
+    return count + (1 if last and not last.endswith(b"\n") else 0)
 
 
 def _render(window: _Window, start: int) -> str:
@@ -153,6 +206,11 @@ def _render(window: _Window, start: int) -> str:
     notes = []
     if window.truncated_lines:
         notes.append(f"{window.truncated_lines} line(s) longer than {MAX_LINE_CHARS} characters were truncated.")
+    if window.cut_at is not None:
+        notes.append(
+            f"Output stopped at {MAX_WINDOW_CHARS} characters, before line {window.cut_at}: "
+            "the file was truncated here."
+        )
     if start > 1 or last < window.total_lines:
         notes.append(
             f"Showing lines {start}-{last} of {window.total_lines}. "
