@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
+
+from .widgets.permission import ALWAYS_SHOWN, ARM_QUIET
 
 
 class TranscriptScreen(ModalScreen[None]):
@@ -51,9 +56,15 @@ class McpApprovalScreen(ModalScreen[str]):
         Binding("n,escape", "answer('reject')", "Don't use", id="mcp_approval.reject"),
     ]
 
+    # The permission prompt's timings: keys typed before the question was readable never approve it.
+    arm_quiet: ClassVar[float] = ARM_QUIET
+    always_shown: ClassVar[float] = ALWAYS_SHOWN
+
     def __init__(self, servers: dict[str, dict]) -> None:
         super().__init__()
         self.servers = servers
+        self._shown_at = float("inf")
+        self._armed = self._always_armed = False
 
     def compose(self) -> ComposeResult:
         lines = [f"New MCP server{'s' if len(self.servers) > 1 else ''} found in .mcp.json:", ""]
@@ -69,7 +80,30 @@ class McpApprovalScreen(ModalScreen[str]):
             "  n  continue without them",
         ]
         yield Static("\n".join(lines), id="mcp-approval-text", markup=False)
+        yield Static("arming…", id="mcp-approval-arming", markup=False)
         yield Footer()
 
+    def on_mount(self) -> None:
+        self._shown_at = time.monotonic()
+        self._arming = self.set_interval(0.05, self._arm)
+
+    def _arm(self) -> None:
+        """Arm once no key has been pressed for `arm_quiet` seconds since the question appeared
+        (a key already typed must not approve servers that run programs); `a` needs `always_shown`."""
+        now = time.monotonic()
+        last_key = getattr(self.app, "last_key_at", float("-inf"))
+        self._armed = self._armed or now >= max(self._shown_at, last_key) + self.arm_quiet
+        self._always_armed = self._armed and now >= self._shown_at + self.always_shown
+        if self._always_armed:
+            self._arming.stop()
+            self.query_one("#mcp-approval-arming").display = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer" and parameters != ("reject",):
+            return self._always_armed if parameters == ("all",) else self._armed
+        return True
+
     def action_answer(self, choice: str) -> None:
+        if choice != "reject" and not self.check_action("answer", (choice,)):
+            return
         self.dismiss(choice)

@@ -108,6 +108,7 @@ async def test_approving_mcp_json_servers_starts_them_and_remembers_the_answer(a
     async with app.run_test(size=(110, 32)) as pilot:
         await wait_until(pilot, lambda: "New MCP server found in .mcp.json" in screen_text(app))
         assert "tickets" in screen_text(app)
+        await wait_until(pilot, lambda: not app.screen.query_one("#mcp-approval-arming").display)
         await pilot.press("y")
         # The tools join the session after the server reports itself connected: wait for them.
         await wait_until(pilot, lambda: any(t.name.startswith("mcp__") for t in app.session.tools), timeout=30)
@@ -126,6 +127,25 @@ async def test_rejecting_mcp_json_servers_keeps_them_off_and_remembers_it(api, t
         assert app.session.mcp is None
     local = json.loads((tmp_path / ".agent-tui" / "settings.local.json").read_text())
     assert local == {"disabledMcpjsonServers": ["tickets"]}
+
+
+async def test_keys_typed_as_the_mcp_json_question_appears_do_not_approve_it(api, tmp_path):
+    """The servers run programs: a `y` or `a` already on its way (typed before the question could be
+    read) is not an answer; after a quiet moment the same key is."""
+    app, _ = app_for(api, tmp_path, mcp_json_pending=tickets_mcp_json(tmp_path))
+    async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: "New MCP server found in .mcp.json" in screen_text(app))
+        screen = app.screen
+        for key in "ayay":
+            await pilot.press(key)
+            await pilot.pause(0.1)
+        assert app.screen is screen and screen.query_one("#mcp-approval-arming").display
+        assert not (tmp_path / ".agent-tui" / "settings.local.json").exists()
+        await wait_until(pilot, lambda: not screen.query_one("#mcp-approval-arming").display)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is not screen)
+    local = json.loads((tmp_path / ".agent-tui" / "settings.local.json").read_text())
+    assert local == {"enabledMcpjsonServers": ["tickets"]}
 
 
 # ---------------------------------------------------------------- /init
