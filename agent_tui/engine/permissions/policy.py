@@ -314,13 +314,13 @@ class PermissionPolicy:
 
     def read_denied(self, path: str, *, cwd: Path | None = None) -> bool:
         """A Read deny rule covers `path` (relative to the working directory): tools must not show it."""
+        rules = [(entry, rule) for entry, rule in self._rules("deny") if rule.tool == "Read" and not rule.whole_tool]
+        if not rules:
+            return False  # Glob and Grep ask this for every match: no path work without a rule
         env = self._env(cwd)
         resolved = os.path.realpath(os.path.join(env.cwd, path))
         target = PathTarget("read", resolved, resolved, os.path.isdir(resolved), env.inside(resolved))
-        return any(
-            rule.tool == "Read" and not rule.whole_tool and self._matches(rule, entry, "Read", {}, target, env)
-            for entry, rule in self._rules("deny")
-        )
+        return any(self._matches(rule, entry, "Read", {}, target, env) for entry, rule in rules)
 
     def cycle_mode(self) -> str:
         i = CYCLE.index(self.mode) if self.mode in CYCLE else -1
