@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,32 @@ def api_key_source() -> str:
     return "none"
 
 
+class ApiClock:
+    """A bus listener adding up the time spent in model requests (the result's `duration_api_ms`):
+    each request from its `request_started` to its last `usage` (the end of its stream)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.seconds = 0.0
+        # parent_tool_use_id -> [start, seconds already counted] of the request in flight.
+        self._open: dict[str | None, list[float]] = {}
+
+    def __call__(self, event: ev.Event) -> None:
+        kind = type(event)
+        if kind is ev.RequestStarted:
+            self._open[event.parent_tool_use_id] = [self._clock(), 0.0]
+        elif kind is ev.Usage:
+            entry = self._open.get(event.parent_tool_use_id)
+            if entry is not None:
+                elapsed = self._clock() - entry[0]
+                self.seconds += elapsed - entry[1]
+                entry[1] = elapsed
+
+    @property
+    def ms(self) -> int:
+        return int(self.seconds * 1000)
+
+
 class _Request:
     """One model request of one agent (main or subagent): the message being streamed."""
 
@@ -58,8 +85,11 @@ class _Request:
 class ClaudeCodeStream:
     """A bus listener that turns engine events into Claude Code's stream-json messages."""
 
-    def __init__(self, session: Session, emit: Emit, *, include_partial: bool = False) -> None:
+    def __init__(self, session: Session, emit: Emit, *, include_partial: bool = False,
+                 version: str | None = None) -> None:
         self.session = session
+        # The Claude Code version whose protocol is spoken (`claude_code_version` of `init`; the SDK reads it).
+        self.version = version
         self.emit = emit
         self.include_partial = include_partial
         # Keyed by parent_tool_use_id (None: the main agent).
@@ -102,7 +132,8 @@ class ClaudeCodeStream:
     def init_message(self, event: ev.SessionStarted) -> dict[str, Any]:
         session = self.session
         manager = session.mcp
-        servers = [{"name": s.name, "status": s.state} for s in manager.servers()] if manager else []
+        servers = [{"name": s.name, "status": s.state, **({"error": s.error} if s.error else {})}
+                   for s in manager.servers()] if manager else []
         commands = session.custom_commands
         agents = {**BUILT_IN_AGENTS, **session.agent_types}
         return {
@@ -120,6 +151,7 @@ class ClaudeCodeStream:
             "output_style": "default",
             "agent_tui_version": __version__,
             "uuid": _uuid(),
+            **({"claude_code_version": self.version} if self.version else {}),
         }
 
     def _request(self, parent: str | None) -> _Request:

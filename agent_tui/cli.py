@@ -73,8 +73,58 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extended thinking: off, adaptive (the model decides), or a token budget")
     p.add_argument("--max-budget-tokens", type=int, metavar="N",
                    help="output tokens one prompt may spend; past 90%% the model is told to wrap up")
+    _add_program_flags(p)
     p.add_argument("--version", action="version", version=f"agent-tui {__version__}")
     return p
+
+
+def _add_program_flags(p: argparse.ArgumentParser) -> None:
+    """Claude Code's flags that programs (Claude's Agent SDK) pass."""
+    p.add_argument("--input-format", choices=("text", "stream-json"), default="text",
+                   help="stream-json: prompts and control messages on stdin, one JSON a line (the Agent SDK's protocol)")
+    p.add_argument("--system-prompt", metavar="TEXT",
+                   help="the system prompt in place of agent-tui's own (empty: none)")
+    p.add_argument("--system-prompt-file", type=Path, metavar="FILE", help="the system prompt, from a file")
+    p.add_argument("--append-system-prompt", metavar="TEXT", help="text added at the end of the system prompt")
+    p.add_argument("--permission-prompt-tool", metavar="TOOL",
+                   help="stdio: permission questions go to the program on stdin/stdout (can_use_tool)")
+    p.add_argument("--add-dir", action="append", dest="add_dirs", type=Path, metavar="DIR",
+                   help="another directory the tools may work in (repeatable)")
+    p.add_argument("--session-id", metavar="UUID", help="the id of the new session")
+    p.add_argument("--fork-session", action="store_true",
+                   help="with --resume or --continue: go on as a new session with a copy of the history")
+    p.add_argument("--setting-sources", metavar="user,project,local",
+                   help="which settings files to read (default: all)")
+    p.add_argument("--strict-mcp-config", action="store_true",
+                   help="only the MCP servers of --mcp-config (not settings, not .mcp.json)")
+    p.add_argument("--tools", metavar="NAMES", help='the tools offered: "default", "" (none) or "Read,Grep,..."')
+    p.add_argument("--max-budget-usd", type=float, metavar="USD",
+                   help="no further prompt starts once the session has cost this much")
+    p.add_argument("--json-schema", metavar="SCHEMA", help="accepted; structured output is not supported")
+    # Accepted for compatibility with what the SDK may pass; each says on stderr that it is ignored.
+    for flag in ("--betas", "--max-thinking-tokens", "--effort", "--plugin-dir", "--task-budget",
+                 "--resume-session-at", "--thinking-display"):
+        p.add_argument(flag, dest="ignored_" + flag[2:].replace("-", "_"), metavar="VALUE", help=argparse.SUPPRESS)
+    for flag in ("--include-hook-events", "--session-mirror"):
+        p.add_argument(flag, dest="ignored_" + flag[2:].replace("-", "_"), action="store_true",
+                       help=argparse.SUPPRESS)
+
+
+def _say_ignored(args: argparse.Namespace) -> None:
+    """An accepted flag that is not honoured says so."""
+    for name, value in vars(args).items():
+        if name.startswith("ignored_") and value not in (None, False):
+            print(f"agent-tui: --{name[8:].replace('_', '-')} is not supported and was ignored", file=sys.stderr)
+    if args.json_schema is not None:
+        print("agent-tui: --json-schema is not supported (no structured output); ignored", file=sys.stderr)
+    if args.fork_session and not (args.continue_session or args.resume):
+        print("agent-tui: --fork-session needs --resume or --continue; ignored", file=sys.stderr)
+    if args.max_budget_usd is not None and args.input_format != "stream-json":
+        print("agent-tui: --max-budget-usd is checked before each prompt of --input-format stream-json; "
+              "a single prompt runs whatever it costs", file=sys.stderr)
+    if args.permission_prompt_tool not in (None, "stdio"):
+        print(f"agent-tui: --permission-prompt-tool {args.permission_prompt_tool}: only stdio is supported; "
+              "permission questions are denied", file=sys.stderr)
 
 
 def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -173,7 +223,7 @@ def resume_session(session: Session, args: argparse.Namespace) -> int | None:
         # The app opens on its session picker (/resume).
         return None
     try:
-        transcript = session.resume(session_id)
+        transcript = session.resume(session_id, fork=args.fork_session)
     except SessionNotFound as exc:
         what = "continue" if args.continue_session else "resume"
         print(f"agent-tui: cannot {what}: {exc} ({session.cwd})", file=sys.stderr)
@@ -187,13 +237,19 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cwd = (args.cwd or Path.cwd()).resolve()
     prompt = args.prompt
-    if args.print_mode and prompt is None and not sys.stdin.isatty():
+    # A program on the other end of a pipe, as with Claude Code: print mode, not the full screen.
+    if not args.print_mode and (args.input_format == "stream-json" or not (sys.stdin.isatty() and sys.stdout.isatty())):
+        args.print_mode = True
+    program = args.input_format == "stream-json"
+    if args.print_mode and not program and prompt is None and not sys.stdin.isatty():
         prompt = sys.stdin.read()
     status = _flag_problem(args, prompt)
     if status is not None:
         return status
+    _say_ignored(args)
+    sources = None if args.setting_sources is None else {s.strip() for s in args.setting_sources.split(",") if s.strip()}
     try:
-        settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args))
+        settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args), sources=sources)
     except SettingsError as exc:
         print(f"agent-tui: settings: {exc}", file=sys.stderr)
         return 2
@@ -216,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         status = resume_session(session, args)
         if status is not None:
             return status
+    if program:
+        return _serve_program(session, args, prompt)
     if args.print_mode:
         return _print(session, args, prompt or "")
     return _tui(args, prompt, settings, session, pending)
@@ -247,7 +305,11 @@ def _build_session(
     args: argparse.Namespace, cwd: Path, settings: Settings, model: ModelClient, session_id: str | None = None
 ) -> tuple[Session, dict[str, dict]] | int:
     """The session, and the `.mcp.json` servers still to approve; or an exit status."""
-    policy = make_policy(settings, cwd, interactive=not args.print_mode)
+    # In print mode nobody answers a question, unless the program driving agent-tui does (can_use_tool).
+    asks_program = args.input_format == "stream-json" and args.permission_prompt_tool == "stdio"
+    policy = make_policy(settings, cwd, interactive=not args.print_mode or asks_program)
+    for directory in args.add_dirs or []:
+        policy.add_directory(directory.expanduser().resolve())
     servers = _mcp_servers(args, cwd, settings)
     if isinstance(servers, int):
         return servers
@@ -276,6 +338,11 @@ def _session_start(args: argparse.Namespace, cwd: Path, settings: Settings, mode
 
 def _flag_problem(args: argparse.Namespace, prompt: str | None) -> int | None:
     """An exit status when the flags do not go together."""
+    if args.input_format == "stream-json":
+        if args.output_format != "stream-json":
+            print("Error: --input-format=stream-json requires --output-format=stream-json", file=sys.stderr)
+            return 1
+        return None
     if args.print_mode and not (prompt or "").strip():
         print("agent-tui: -p needs a prompt (as an argument or on stdin)", file=sys.stderr)
         return 2
@@ -306,12 +373,15 @@ def _mcp_servers(
         if pending:
             print(f"agent-tui: .mcp.json server(s) not approved, not started: {', '.join(pending)} "
                   "(approve them in agent-tui, or list them in enabledMcpjsonServers)", file=sys.stderr)
-    mcp_servers = {**approved, **settings.mcp_servers} if approved else None
+    if args.strict_mcp_config:
+        approved, pending = {}, {}
+    configured = {} if args.strict_mcp_config else settings.mcp_servers
+    mcp_servers = {**approved, **configured} if approved or args.strict_mcp_config else None
     if args.mcp_config:
         from .engine.mcp import load_mcp_config
 
         try:
-            mcp_servers = {**approved, **settings.mcp_servers, **load_mcp_config(args.mcp_config)}
+            mcp_servers = {**approved, **configured, **load_mcp_config(args.mcp_config)}
         except ValueError as exc:
             print(f"agent-tui: invalid MCP configuration: {exc}", file=sys.stderr)
             return 2
@@ -326,11 +396,13 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
 
     return Session(
         model=model,
-        tools=default_tools(cwd, settings),
+        tools=_chosen_tools(default_tools(cwd, settings), args.tools),
         cwd=cwd,
         policy=policy,
-        session_id=session_id,
+        session_id=session_id or args.session_id,
         options=SessionOptions(
+            system_prompt=_system_prompt(args),
+            append_system_prompt=args.append_system_prompt or "",
             max_turns=settings.max_turns,
             max_tokens=settings.max_output_tokens,
             max_concurrency=settings.tools.get("maxConcurrency", 10),
@@ -344,6 +416,45 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
             watch_files=not args.print_mode,
         ),
     )
+
+
+def _chosen_tools(tools: list[Any], names: str | None) -> list[Any]:
+    """`--tools`: None or "default" every tool; "" none; else the ones named."""
+    if names is None or names.strip() == "default":
+        return tools
+    wanted = {name.strip() for name in names.split(",") if name.strip()}
+    unknown = wanted - {tool.name for tool in tools}
+    if unknown:
+        print(f"agent-tui: --tools: no tool named {', '.join(sorted(unknown))}", file=sys.stderr)
+    return [tool for tool in tools if tool.name in wanted]
+
+
+def _system_prompt(args: argparse.Namespace) -> str | None:
+    if args.system_prompt_file is not None:
+        return args.system_prompt_file.read_text()
+    return args.system_prompt
+
+
+def _serve_program(session: Session, args: argparse.Namespace, prompt: str | None) -> int:
+    """`--input-format stream-json`: a program drives the session over stdin and stdout (sdk_transport.py)."""
+    from .sdk_transport import LineSource, SdkTransport
+
+    async def serve() -> int:
+        transport = SdkTransport(session, sys.stdout, permission_prompt=args.permission_prompt_tool == "stdio",
+                                 include_partial=args.include_partial, max_budget_usd=args.max_budget_usd)
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, session.interrupt)
+        try:
+            return await transport.run(await LineSource(sys.stdin).open(), first_prompt=prompt)
+        finally:
+            await session.aclose()
+
+    if startup.end():
+        return 130
+    try:
+        return asyncio.run(serve())
+    except KeyboardInterrupt:
+        return 130
 
 
 def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:

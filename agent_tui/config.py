@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -368,8 +368,11 @@ def load_settings(
     settings_file: str | Path | None = None,
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    sources: Collection[str] | None = None,
 ) -> Settings:
     """Build the effective settings for a session started in `cwd`.
+
+    `sources` (`--setting-sources user,project,local`) names the file layers read; None: all.
 
     `settings_file` is `--settings` (a path, or a JSON object as text);
     `flags` holds the CLI flags in file spelling (`{"model": ..., "permissions":
@@ -390,6 +393,8 @@ def load_settings(
         ("project", f"project ({PROJECT_SETTINGS})", cwd / PROJECT_SETTINGS, cwd),
         ("local", f"local ({LOCAL_SETTINGS})", cwd / LOCAL_SETTINGS, cwd),
     ):
+        if sources is not None and source.removeprefix("claude-") not in sources:
+            continue
         data = _read_file(path, settings.problems, missing_ok=True)
         if data is not None:
             foreign = source.startswith("claude-")

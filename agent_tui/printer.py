@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .claude_stream import ClaudeCodeStream
+from .claude_stream import ApiClock, ClaudeCodeStream
 from .engine import events as ev
 from .engine.loop.query import Terminal, TerminalReason
 from .engine.messages import valid_utf8
@@ -48,7 +48,7 @@ class _ValidUtf8:
         self._out.flush()
 
 
-def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dict[str, Any]:
+def result_object(session: Session, terminal: Terminal, duration_ms: int, duration_api_ms: int = 0) -> dict[str, Any]:
     return {
         "type": "result",
         "subtype": _SUBTYPES.get(terminal.reason, "error_during_execution"),
@@ -56,6 +56,9 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dic
         "result": terminal.result or (terminal.error or "" if terminal.is_error else ""),
         "num_turns": terminal.turns,
         "duration_ms": duration_ms,
+        # Time spent in model requests (the SDKs' parsers require the field).
+        "duration_api_ms": duration_api_ms,
+        "stop_reason": None,
         "uuid": str(uuid.uuid4()),
         "usage": {
             "input_tokens": terminal.usage.get("input_tokens", 0),
@@ -70,6 +73,15 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int) -> dic
         "terminal_reason": terminal.reason.value,
         "error": terminal.error,
         "permission_denials": [d.to_dict() for d in session.permission_denials],
+        "modelUsage": {
+            model: {
+                "inputTokens": usage.get("input_tokens", 0),
+                "outputTokens": usage.get("output_tokens", 0),
+                "cacheReadInputTokens": usage.get("cache_read_input_tokens", 0),
+                "cacheCreationInputTokens": usage.get("cache_creation_input_tokens", 0),
+            }
+            for model, usage in session.usage_by_model.items()
+        },
     }
 
 
@@ -91,10 +103,12 @@ async def run_print(
     # Claude Code's messages of a `json --verbose` run, printed as one array at the end.
     messages: list[dict[str, Any]] = []
     retry_line = _listen(session, output_format, out, messages, verbose=verbose, include_partial=include_partial)
+    api_clock = ApiClock()
+    session.bus.add_listener(api_clock)
     terminal, interrupted = await _submit(session, prompt, allowed_tools)
     if retry_line is not None:
         retry_line.close()
-    result = result_object(session, terminal, int((time.monotonic() - started) * 1000))
+    result = result_object(session, terminal, int((time.monotonic() - started) * 1000), api_clock.ms)
     if output_format == "json" and verbose:
         out.write(json.dumps([*messages, result], ensure_ascii=False) + "\n")
     elif output_format != "text":

@@ -28,7 +28,7 @@ import json
 import os
 import re
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,10 +66,17 @@ _DECISION_RANK = {"allow": 1, "ask": 2, "deny": 3}
 _PLAIN_MATCHER = re.compile(r"^[A-Za-z0-9_|]+$")
 
 
+# A hook the driving program runs (the Agent SDK's hook callbacks): the event's JSON object in,
+# the hook's JSON answer out, as a command's stdout would carry it.
+HookCallback = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
 @dataclass(frozen=True, slots=True)
 class HookCommand:
+    # A shell command; for a callback, the name it is reported by.
     command: str
     timeout: float = DEFAULT_TIMEOUT
+    callback: HookCallback | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
@@ -231,6 +238,12 @@ class HookRunner:
                 seen.setdefault(command.command, command)
         return list(seen.values())
 
+    def add_callback(self, event: str, matcher: str | None, hook: HookCommand) -> None:
+        """A hook the driving program answers (`hook.callback`), beside the configured commands."""
+        if event not in EVENTS:
+            raise ValueError(f"unknown hook event {event!r}; one of: {', '.join(EVENTS)}")
+        self.table.setdefault(event, []).append((matcher or "", [hook]))
+
     def has(self, event: str, fields: Mapping[str, Any] | None = None) -> bool:
         return bool(self.commands_for(event, fields))
 
@@ -314,6 +327,8 @@ class HookRunner:
                 await asyncio.wait(pending)
 
     async def _run_one(self, hook: HookCommand, stdin: bytes) -> HookRun:
+        if hook.callback is not None:
+            return await _run_callback(hook, stdin)
         try:
             proc = await asyncio.create_subprocess_shell(
                 hook.command,
@@ -412,6 +427,18 @@ class HookRunner:
         context = specific.get("additionalContext")
         if isinstance(context, str) and context.strip():
             outcome.additional_context.append(_cap(context.strip()))
+
+
+async def _run_callback(hook: HookCommand, stdin: bytes) -> HookRun:
+    """A callback answers like a command that exited 0 with its JSON on stdout; failing, like exit 1."""
+    assert hook.callback is not None
+    try:
+        output = await asyncio.wait_for(hook.callback(json.loads(stdin)), hook.timeout)
+    except TimeoutError:
+        return HookRun(hook.command, None, timed_out=True)
+    except Exception as exc:
+        return HookRun(hook.command, 1, stderr=f"{type(exc).__name__}: {exc}")
+    return HookRun(hook.command, 0, stdout=json.dumps(output if isinstance(output, dict) else {}))
 
 
 def _decide(outcome: HookOutcome, decision: str, reason: str) -> None:

@@ -439,7 +439,7 @@ async def _sdk_streams(stack: contextlib.AsyncExitStack, name: str, relay: SdkRe
             answer = await relay(name, message)
         except Exception as exc:
             answer = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": str(exc)}}
-        await to_client.send(SessionMessage(types.JSONRPCMessage.model_validate(answer)))
+        await to_client.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(answer, by_name=False)))
 
     async def pump() -> None:
         async with anyio.create_task_group() as requests:

@@ -37,7 +37,8 @@ from .context.window import (
     context_breakdown,
     count_tokens,
 )
-from .hooks import HookRunner, context_text, hook_label
+from .hooks import DEFAULT_TIMEOUT as DEFAULT_HOOK_TIMEOUT
+from .hooks import HookCallback, HookCommand, HookRunner, context_text, hook_label
 from .loop.attempts import RetryPolicy
 from .loop.executor import ExecutorOptions, PermissionDenial
 from .loop.query import QueryParams, Terminal, TerminalReason, query
@@ -75,6 +76,8 @@ class SessionOptions:
     context_window: int | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     append_system_prompt: str = ""
+    # In place of agent-tui's own system prompt (`--system-prompt`; "" : none); None: agent-tui's.
+    system_prompt: str | None = None
     session_dir: Path | None = None
     settings: Settings = field(default_factory=Settings)
     # `mcpServers` (Claude Code's shape); None: take them from `settings.mcp_servers`.
@@ -217,13 +220,18 @@ class Session:
         """The memory files and the system prompt they are part of; Claude Code project files."""
         # The memory files in the system prompt (`/memory` lists `memory.files`).
         self.memory = load_memory(self.cwd) if self.options.load_memory else Memory()
-        self.system_prompt = build_system_prompt(
-            self.cwd,
-            self.tools,
-            self.model.label,
-            self.options.append_system_prompt,
-            memory=self.memory.block(),
-        )
+        if self.options.system_prompt is None:
+            self.system_prompt = build_system_prompt(
+                self.cwd,
+                self.tools,
+                self.model.label,
+                self.options.append_system_prompt,
+                memory=self.memory.block(),
+            )
+        else:
+            # The caller's own prompt in place of agent-tui's ("" : none); memory and appended text follow.
+            parts = (self.options.system_prompt, self.memory.block(), self.options.append_system_prompt)
+            self.system_prompt = "\n\n".join(part for part in parts if part)
         # `/name` commands and subagent types for the Agent tool.
         self.project_problems: list[str] = []
         load = self.options.load_project_files
@@ -314,6 +322,17 @@ class Session:
         self.system_prompt = _MODEL_LINE.sub(lambda _: f"\nModel: {name}\n</env>", self.system_prompt, count=1)
         self.bus.publish(ev.ModelChanged(model=name, previous=previous))
 
+    def add_hook_callback(self, event: str, matcher: str | None, name: str, callback: HookCallback,
+                          timeout: float | None = None) -> None:
+        """A hook the driving program answers (the Agent SDK's hooks), run like a configured command.
+        ValueError for an event agent-tui has no hooks for."""
+        hook = HookCommand(name, timeout=timeout or DEFAULT_HOOK_TIMEOUT, callback=callback)
+        self.hooks.add_callback(event, matcher, hook)
+
+    def define_agent(self, agent: AgentDefinition) -> None:
+        """A subagent type for the Agent tool, beside the project's (a program's `agents`)."""
+        self.agent_types[agent.name] = agent
+
     def set_mcp_servers(self, servers: Mapping[str, Any]) -> None:
         """Replace the configured MCP servers (`mcpServers`' shape) and publish `mcp_servers_changed`.
 
@@ -354,7 +373,7 @@ class Session:
 
     # ------------------------------------------------------------ persistence
 
-    def resume(self, session_id: str | None = None) -> Transcript:
+    def resume(self, session_id: str | None = None, *, fork: bool = False) -> Transcript:
         """Continue a stored session of this directory (the latest when `session_id`
         is None; a unique id prefix is enough).  Raises `SessionNotFound`.
 
@@ -367,10 +386,15 @@ class Session:
         transcript = load_transcript(find_session(directory, session_id))
         store = TranscriptStore.reopen(transcript, self.cwd) if self.store is not None else None
         self.forked_from = None
-        if store is not None and not store.lock():
+        copied = False
+        if store is not None and fork:
+            # `--fork-session`: the stored session stays as it is; this one goes on in a copy.
+            store.close()
+            store, copied = self.store.for_session(str(uuid.uuid4())), True
+        elif store is not None and not store.lock():
             # Another process is writing this session: go on in a copy rather than interleave.
             self.forked_from = transcript.session_id
-            store = self.store.for_session(str(uuid.uuid4()))
+            store, copied = self.store.for_session(str(uuid.uuid4())), True
         self.session_id = store.session_id if store is not None else transcript.session_id
         if self.forked_from:
             transcript.problems.append(self.fork_notice)
@@ -382,7 +406,7 @@ class Session:
         self.transcript = transcript
         if store is not None:
             self._use_store(store)
-            if transcript.repaired or self.forked_from:
+            if transcript.repaired or copied:
                 self.store.sync(self.history)
                 self.store.commit()
         return transcript
@@ -464,6 +488,8 @@ class Session:
         """The system prompt as requests carry it: the static prompt, the memory files in a
         block of their own, then what was appended (each cached on its own, engine/models/caching.py)."""
         memory = self.memory.block()
+        if not self.system_prompt:
+            return []
         if not memory or memory not in self.system_prompt:
             return [text_block(self.system_prompt)]
         before, after = self.system_prompt.split(memory, 1)

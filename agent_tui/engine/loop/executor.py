@@ -375,7 +375,24 @@ class StreamingToolExecutor:
             )
         )
         if answer.behavior == "allow":
+            if answer.updated_input is not None and answer.updated_input != t.input:
+                t.updated_input = answer.updated_input
+                problem = await validate_input(tool, t.input, ctx)
+                if problem is not None:
+                    self._finish(t, f"{problem} (in the input the permission answer rewrote)", True, "error")
+                    return False
+                # The rules still apply to the new input, and the pin follows where it now points.
+                again = self._policy.decide_call(tool, t.input, cwd=ctx.cwd, hook=pre)
+                if again.behavior == "deny":
+                    self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
+                    self._finish(t, again.message or REJECT_MESSAGE, True, "rejected")
+                    return False
+                ctx.pinned = pin(t.input, ctx, again.resolved) if pin is not None else None
             return True
+        if answer.message:
+            # A program's deny: its words are the result, and the turn goes on.
+            self._finish(t, answer.message, True, "rejected")
+            return False
         message = REJECT_MESSAGE
         if answer.feedback:
             message = (
