@@ -152,11 +152,19 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def choose_model(settings: Settings, offline: bool = False) -> ModelClient:
-    """The demo model offline or without credentials; Bedrock or Vertex AI when the environment
-    asks for them (the SDK is imported only then); else the Messages API."""
-    from .engine.models.providers import provider_from_env
+    """The demo model offline or without credentials; an OpenAI-compatible server, Bedrock or
+    Vertex AI when the settings or the environment ask for them (the SDK is imported only for
+    the last two); else the Messages API.  An unknown provider is a RuntimeError."""
+    from .engine.models.providers import chosen_provider
 
-    provider = provider_from_env()
+    provider = chosen_provider(settings.provider)
+    if not offline and provider == "openai":
+        from .engine.models.openai import DEFAULT_MODEL as OPENAI_MODEL
+        from .engine.models.openai import OpenAIChatModel
+        from .engine.models.providers import openai_base_url
+
+        base_url = openai_base_url(settings.base_url, settings.sources.get("baseUrl", ""))
+        return OpenAIChatModel(settings.model or OPENAI_MODEL, base_url=base_url, api_key_env=settings.api_key_env)
     if not offline and provider != "anthropic":
         from .engine.models.providers import ProviderModel
 

@@ -70,6 +70,10 @@ class Settings:
     max_output_tokens: int | None = None
     # A server speaking the Messages API (from ANTHROPIC_BASE_URL, or `env` in a settings file).
     base_url: str | None = None
+    # The protocol: "anthropic" (the Messages API), "openai" (chat completions), "bedrock", "vertex".
+    provider: str | None = None
+    # The name of the environment variable holding the key (never the key): OpenAI-compatible servers.
+    api_key_env: str | None = None
     # cache_control on the static prefix and the newest message (some local servers reject it).
     prompt_caching: bool = True
     # Extended thinking: "off", "adaptive" (the model decides; where supported), or a token budget.
@@ -329,6 +333,8 @@ KEYS: tuple[_Key, ...] = (
     _Key("contextWindow", "context_window", "scalar", _positive_int),
     _Key("maxOutputTokens", "max_output_tokens", "scalar", _positive_int),
     _Key("baseUrl", "base_url", "scalar", _string),
+    _Key("provider", "provider", "scalar", _string),
+    _Key("apiKeyEnv", "api_key_env", "scalar", _string),
     _Key("promptCaching", "prompt_caching", "scalar", _bool),
     _Key("thinking", "thinking", "scalar", _thinking),
     _Key("effort", "effort", "scalar", _effort),
@@ -352,6 +358,7 @@ ENV_VARS: tuple[tuple[str, str], ...] = (
     ("AGENT_TUI_CONTEXT_WINDOW", "contextWindow"),
     ("AGENT_TUI_MAX_OUTPUT_TOKENS", "maxOutputTokens"),
     ("ANTHROPIC_BASE_URL", "baseUrl"),
+    ("AGENT_TUI_PROVIDER", "provider"),
     ("AGENT_TUI_THINKING", "thinking"),
     ("AGENT_TUI_EFFORT", "effort"),
     ("AGENT_TUI_MAX_RETRY_SECONDS", "maxRetrySeconds"),

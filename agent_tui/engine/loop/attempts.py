@@ -330,7 +330,10 @@ def _short_error(err: ModelError) -> str:
     return f"{label} ({err.status})" if err.status and err.status != 200 else label
 
 
-def describe_model_error(err: ModelError, model: str, compaction_failure: str | None = None) -> str:
+def describe_model_error(
+    err: ModelError, model: str, compaction_failure: str | None = None, *, hint: str | None = None
+) -> str:
+    """The error result's text; `hint` says what to check for credentials (the client knows)."""
     if err.kind == "prompt_too_long":
         if compaction_failure is not None:
             why = f"Compacting the conversation failed: {compaction_failure}. "
@@ -341,14 +344,13 @@ def describe_model_error(err: ModelError, model: str, compaction_failure: str | 
             "Start a new conversation with /clear, or send a shorter request."
         )
     if err.kind == "auth":
-        return (
-            f"Authentication failed ({err.status}): {err.message}. "
-            "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
-        )
+        check = hint or "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
+        return f"Authentication failed ({err.status}): {err.message}. {check}"
     if err.kind == "permission":
-        return f"Permission denied by the API ({err.status}): {err.message}. Check ANTHROPIC_API_KEY."
+        return f"Permission denied by the API ({err.status}): {err.message}. {hint or 'Check ANTHROPIC_API_KEY.'}"
     if err.kind == "not_found":
-        return f"Model or endpoint not found ({err.status}): {err.message}. Check --model and ANTHROPIC_BASE_URL."
+        check = f"Check --model. {hint}" if hint else "Check --model and ANTHROPIC_BASE_URL."
+        return f"Model or endpoint not found ({err.status}): {err.message}. {check}"
     if err.retryable:
         label = _short_error(err)
         detail = label if label == err.message else f"{label}: {err.message}"

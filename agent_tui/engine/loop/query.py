@@ -566,7 +566,8 @@ class _Query:
         limit (a limit the user set is honoured as is), and only when it is larger."""
         escalate_to = escalated_max_tokens(turn.model)
         if (
-            self.params.max_tokens is not None
+            not self.params.model.escalates_output
+            or self.params.max_tokens is not None
             or state.max_output_tokens_override is not None
             or escalate_to <= turn.max_tokens
         ):
@@ -610,7 +611,8 @@ class _Query:
                     ),
                 )
         reason = TerminalReason.PROMPT_TOO_LONG if err.kind == "prompt_too_long" else TerminalReason.MODEL_ERROR
-        return self.fail(state, reason, messages, describe_model_error(err, turn.model, failure))
+        hint = self.params.model.credential_hint
+        return self.fail(state, reason, messages, describe_model_error(err, turn.model, failure, hint=hint))
 
     async def retry_failed_stream(self, turn: _Turn, failed: ModelError) -> State | Terminal:
         """The kept tools' results are in the history; the failed request is retried from there."""
@@ -623,7 +625,8 @@ class _Query:
             self.emit(fallback_notice(turn.request.model, next_model))
             messages = strip_thinking_signatures(messages)
         elif after == "fail":
-            return self.fail(state, TerminalReason.MODEL_ERROR, messages, describe_model_error(failed, turn.model))
+            text = describe_model_error(failed, turn.model, hint=self.params.model.credential_hint)
+            return self.fail(state, TerminalReason.MODEL_ERROR, messages, text)
         else:
             try:
                 await self.attempts.retry_pause(failed, tries, delay)

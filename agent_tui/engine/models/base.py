@@ -122,6 +122,11 @@ class ModelClient:
     # The offline demo model (no network); `requested`: the person asked for it (--offline).
     offline: bool = False
     requested: bool = False
+    # A cut-off answer may be asked again with a larger max_tokens (the Messages API's models).
+    escalates_output: bool = True
+    # What to check when the server refuses the credentials, the model or the endpoint
+    # (None: the Messages API's variables).
+    credential_hint: str | None = None
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response.  Raises `ModelError`.  Closing the iterator early

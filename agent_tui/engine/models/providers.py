@@ -1,4 +1,5 @@
-"""Claude on Amazon Bedrock and Google Vertex AI, through the anthropic SDK's clients.
+"""Claude on Amazon Bedrock and Google Vertex AI, through the anthropic SDK's clients, and
+which provider a run uses (`chosen_provider`: the `provider` setting, else the environment).
 
 These providers sign requests their own way (AWS SigV4, Google OAuth) and
 Bedrock frames its stream as AWS event-stream, so here the SDK earns its
@@ -23,7 +24,7 @@ from .base import ModelClient, ModelError
 if TYPE_CHECKING:  # `provider_from_env` is on the first frame's path; streaming is not
     from .stream import ModelRequest, StreamEvent
 
-PROVIDERS = ("anthropic", "bedrock", "vertex")
+PROVIDERS = ("anthropic", "openai", "bedrock", "vertex")
 # Model ids differ per provider (Bedrock: anthropic.claude-…; Vertex: claude-…@date).
 DEFAULT_MODELS = {"bedrock": "anthropic.claude-sonnet-4-6", "vertex": "claude-sonnet-4-6"}
 
@@ -38,6 +39,26 @@ def provider_from_env(environ: Mapping[str, str] | None = None) -> str:
         if env.get(var, "").strip().lower() in ("1", "true", "yes"):
             return provider
     return "anthropic"
+
+
+def chosen_provider(setting: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """The provider the settings name (`provider`, or AGENT_TUI_PROVIDER), else the environment's.
+    An unknown name is a RuntimeError naming the choices: never a silent fallback."""
+    if not setting:
+        return provider_from_env(environ)
+    name = setting.strip().lower()
+    if name not in PROVIDERS:
+        raise RuntimeError(f"unknown provider {setting!r}; the providers are: {', '.join(PROVIDERS)}")
+    return name
+
+
+def openai_base_url(setting: str | None, setting_source: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """OPENAI_BASE_URL, else the `baseUrl` setting unless ANTHROPIC_BASE_URL set it (that one
+    names a Messages-API server); None: OpenAI's own."""
+    env = os.environ if environ is None else environ
+    if env.get("OPENAI_BASE_URL"):
+        return env["OPENAI_BASE_URL"]
+    return setting if setting and "ANTHROPIC_BASE_URL" not in setting_source else None
 
 
 class ProviderModel(ModelClient):
