@@ -155,8 +155,10 @@ def choose_model(settings: Settings, offline: bool = False) -> ModelClient:
     """The demo model offline or without credentials; an OpenAI-compatible server, Bedrock or
     Vertex AI when the settings or the environment ask for them (the SDK is imported only for
     the last two); else the Messages API.  An unknown provider is a RuntimeError."""
+    from .engine.models.facts import set_overrides
     from .engine.models.providers import chosen_provider
 
+    settings.problems.extend(set_overrides(settings.models))
     provider = chosen_provider(settings.provider)
     if not offline and provider == "openai":
         from .engine.models.openai import DEFAULT_MODEL as OPENAI_MODEL

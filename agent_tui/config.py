@@ -74,6 +74,9 @@ class Settings:
     provider: str | None = None
     # The name of the environment variable holding the key (never the key): OpenAI-compatible servers.
     api_key_env: str | None = None
+    # Facts of models no table knows, by exact name: {"qwen3:8b": {"contextWindow": 32768,
+    # "maxOutputTokens": 8192, "thinking": false, "price": {"input": 0, "output": 0}}}.
+    models: dict[str, Any] = field(default_factory=dict)
     # cache_control on the static prefix and the newest message (some local servers reject it).
     prompt_caching: bool = True
     # Extended thinking: "off", "adaptive" (the model decides; where supported), or a token budget.
@@ -335,6 +338,7 @@ KEYS: tuple[_Key, ...] = (
     _Key("baseUrl", "base_url", "scalar", _string),
     _Key("provider", "provider", "scalar", _string),
     _Key("apiKeyEnv", "api_key_env", "scalar", _string),
+    _Key("models", "models", "table", _object_table),
     _Key("promptCaching", "prompt_caching", "scalar", _bool),
     _Key("thinking", "thinking", "scalar", _thinking),
     _Key("effort", "effort", "scalar", _effort),

@@ -1,4 +1,5 @@
-"""What the tokens cost: Anthropic's list prices per model family, in US dollars per million tokens.
+"""What the tokens cost: Anthropic's list prices per model family (OpenAI's and those set in
+settings come from engine/models/facts.py), in US dollars per million tokens.
 
 Source: the Claude API pricing page (platform.claude.com/docs/en/about-claude/pricing),
 standard (non-batch) rates.  Cache writes are the 5-minute rate (the
@@ -9,18 +10,11 @@ in the table has no price: front ends show its tokens only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from .models.base import model_generation
+from .models.facts import Price, facts_for
 
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    input: float
-    output: float
-    cache_write: float
-    cache_read: float
-
+__all__ = ["Price", "add_usage", "cost_usd", "format_usd", "price_for", "total_cost_usd"]
 
 # (family, from version, before version, price): dated and "-latest" names match their family.
 PRICES: tuple[tuple[str, tuple[int, int], tuple[int, int], Price], ...] = (
@@ -34,10 +28,12 @@ PRICES: tuple[tuple[str, tuple[int, int], tuple[int, int], Price], ...] = (
 
 
 def price_for(model: str) -> Price | None:
-    """The list price of `model`, or None when it is not a Claude model with a known price."""
+    """The list price of `model` (a price in the `models` setting first, then the Claude
+    families, then engine/models/facts.py), or None when it has no known price."""
+    facts = facts_for(model)
     generation = model_generation(model)
-    if generation is None:
-        return None
+    if generation is None or facts.price is not None:
+        return facts.price
     family, version = generation
     for name, first, before, price in PRICES:
         if name == family and first <= version < before:

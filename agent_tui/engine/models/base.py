@@ -1,5 +1,5 @@
 """What every model client shares: the `ModelClient` base class, errors, and what is
-known of each model (context window, output cap, generation).
+known of each model (context window and output cap from engine/models/facts.py, generation).
 
 A client turns one `ModelRequest` into a stream of `StreamEvent`s (both in
 `stream.py`, which the first frame does not load).  The loop only sees these
@@ -12,30 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+
+from .facts import facts_for
 
 if TYPE_CHECKING:
     from .stream import ModelRequest, StreamEvent
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
-
-# Context windows by model-name prefix; settings may override.
-CONTEXT_WINDOWS: dict[str, int] = {
-    "claude-sonnet-4": 200_000,
-    "claude-opus-4": 200_000,
-    "claude-haiku-4": 200_000,
-    "claude-3-7": 200_000,
-    "claude-3-5": 200_000,
-    "claude": 200_000,
-    "demo": 200_000,
-}
-OUTPUT_CAPS: dict[str, int] = {
-    "claude-opus-4": 32_000,
-    "claude-sonnet-4": 64_000,
-    "claude-haiku-4": 64_000,
-    "claude-3-7": 64_000,
-    "claude-3-5": 8_192,
-}
 
 
 @cache
@@ -59,31 +43,30 @@ def model_generation(model: str) -> tuple[str, tuple[int, int]] | None:
 
 
 def context_window_for(model: str, default: int = 200_000) -> int:
-    for prefix, size in sorted(CONTEXT_WINDOWS.items(), key=lambda kv: -len(kv[0])):
-        if model.startswith(prefix):
-            return size
-    return default
+    """The model's context window (engine/models/facts.py, settings first); `default` when unknown."""
+    return facts_for(model).context_window or default
 
 
 def output_cap_for(model: str, default: int = 64_000) -> int:
-    for prefix, size in sorted(OUTPUT_CAPS.items(), key=lambda kv: -len(kv[0])):
-        if model.startswith(prefix):
-            return size
-    return default
+    """The most output tokens one response of the model may have; `default` when unknown."""
+    return facts_for(model).output_cap or default
+
+
+# How a model call failed, whatever the provider (each translates its errors to these).
+ModelErrorKind = Literal[
+    "overloaded", "rate_limit", "server", "connection", "timeout", "prompt_too_long",
+    "auth", "permission", "invalid_request", "not_found", "api_error", "refusal",
+]
 
 
 class ModelError(Exception):
-    """A failed model call, classified so the loop can decide what to do.
-
-    kind: overloaded | rate_limit | server | connection | timeout | prompt_too_long |
-          auth | permission | invalid_request | not_found | api_error | refusal
-    """
+    """A failed model call, classified (`ModelErrorKind`) so the loop can decide what to do."""
 
     RETRYABLE = frozenset({"overloaded", "rate_limit", "server", "connection", "timeout", "api_error"})
 
     def __init__(
         self,
-        kind: str,
+        kind: ModelErrorKind | str,
         message: str,
         *,
         status: int | None = None,
