@@ -497,7 +497,7 @@ async def test_a_planted_fsmonitor_never_runs_unasked_nor_after_approval(api, tr
 @pytest.mark.parametrize("command", ["make done \u202e# efas\u202c", "npm\u200b test", "touch a\u2066b\u2069"])
 def test_no_rule_holding_hidden_characters_is_ever_proposed(tree, command):
     """A prompt's "don't ask again" rule must read as what it allows, in every front end."""
-    from agent_tui.shell.hidden import has_hidden
+    from agent_tui.hidden_text import has_hidden
 
     decision = PermissionPolicy("default", cwd=tree.proj).decide(BashTool(), {"command": command})
     assert decision.behavior == "ask"

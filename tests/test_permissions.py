@@ -87,7 +87,7 @@ def test_plan_mode_denies_changes_and_tells_the_model_why(tree):
 
     decision = p.decide(EDIT, edit("src/app.py"))
     assert decision.behavior == "deny"
-    assert "plan mode" in decision.message and "present your plan" in decision.message
+    assert "plan mode" in decision.message and "present your plan with ExitPlanMode" in decision.message
     assert p.decide(BASH, {"command": "npm install"}).behavior == "deny"
     assert p.decide(BASH, {"command": "git log -3"}).behavior == "allow"
     assert p.decide(FakeTool("TodoWrite"), {"todos": []}).behavior == "allow"
@@ -416,3 +416,20 @@ async def test_session_cwd_is_the_working_directory_when_the_policy_has_none(api
     await session.submit("read a")
 
     assert "alpha" in tool_results(api.requests[1].body)[0]["content"]
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions", "dontAsk"])
+def test_exit_plan_mode_outside_plan_mode_is_refused(mode):
+    from agent_tui.tools.exit_plan import ExitPlanModeTool
+
+    decision = PermissionPolicy(mode, allow=["ExitPlanMode"]).decide(ExitPlanModeTool(), {"plan": "x"})
+    assert decision.behavior == "deny" and "Plan mode is not on" in decision.message
+
+
+def test_exit_plan_mode_asks_in_plan_mode_whatever_the_rules_and_nobody_can_approve_it_in_print_mode():
+    from agent_tui.tools.exit_plan import ExitPlanModeTool
+
+    asked = PermissionPolicy("plan", allow=["ExitPlanMode"]).decide(ExitPlanModeTool(), {"plan": "x"})
+    assert asked.behavior == "ask" and asked.suggested_rule is None
+    printed = PermissionPolicy("plan", interactive=False).decide(ExitPlanModeTool(), {"plan": "x"})
+    assert printed.behavior == "deny" and "non-interactive" in printed.message

@@ -80,7 +80,7 @@ async def test_subagent_events_reach_the_bus_tagged_with_the_agent_tool_use_id(a
     assert "t_sub" not in json.dumps(session.history)
 
 
-async def test_subagent_has_a_fresh_history_and_the_parent_tools_minus_agent(api, tmp_path):
+async def test_subagent_has_a_fresh_history_and_the_parent_tools_minus_agent_and_exit_plan_mode(api, tmp_path):
     seen = route(
         api,
         parent=[reply(agent_call("Summarise the repo", "t_agent")), reply("ok")],
@@ -92,7 +92,7 @@ async def test_subagent_has_a_fresh_history_and_the_parent_tools_minus_agent(api
 
     [sub_request] = seen["Summarise the repo"]
     assert "Agent" in tool_names(seen["parent"][0])
-    assert tool_names(sub_request) == [n for n in tool_names(seen["parent"][0]) if n != "Agent"]
+    assert tool_names(sub_request) == [n for n in tool_names(seen["parent"][0]) if n not in ("Agent", "ExitPlanMode")]
     assert uncached(sub_request["messages"]) == [{"role": "user", "content": [{"type": "text", "text": "Summarise the repo"}]}]
 
 

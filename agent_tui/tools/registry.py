@@ -9,6 +9,7 @@ from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.base import Tool
 from agent_tui.tools.bash import BashTool, KillShellTool
 from agent_tui.tools.edit import EditTool
+from agent_tui.tools.exit_plan import ExitPlanModeTool
 from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.multiedit import MultiEditTool
@@ -38,5 +39,6 @@ def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> 
         TodoWriteTool(),
         AgentTool(),
         KillShellTool(),
+        ExitPlanModeTool(),
     ]
 

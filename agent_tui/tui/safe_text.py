@@ -13,7 +13,7 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..shell.hidden import HIDDEN, has_hidden
+from ..hidden_text import HIDDEN, has_hidden
 
 if TYPE_CHECKING:
     from textual.content import Content

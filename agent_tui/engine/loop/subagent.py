@@ -1,7 +1,7 @@
 """Running the Agent tool's subagent: a `query()` of its own (tools/agent.py is the tool).
 
 The subagent gets a fresh history holding only the prompt, its own tool state
-(the plan, what it has read), the parent's tools minus Agent (no nesting), the
+(the plan, what it has read), the parent's tools minus Agent (no nesting) and ExitPlanMode, the
 parent's permission policy and hooks.  Its events go out on the parent's bus
 tagged with `parent_tool_use_id` = the Agent tool_use's id, so front ends can
 nest them under the call.  Only its final text comes back as the tool result.
@@ -92,7 +92,8 @@ async def _run_query(
 ) -> Terminal:
     """Run the subagent's query; an abort of the parent, or this call being cancelled, stops it cleanly."""
     tool_use_id = ctx.tool_use_id
-    tools = [t for t in parent.tools if t.name != AgentTool.name]
+    # no nesting, and only the person's own conversation leaves plan mode
+    tools = [t for t in parent.tools if t.name not in (AgentTool.name, "ExitPlanMode")]
     if agent.tools is not None:
         tools = [t for t in tools if t.name in agent.tools]
     abort = asyncio.Event()

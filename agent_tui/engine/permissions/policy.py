@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 from ...config import PERMISSION_MODES, config_dir
 from ...shell.classify import foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
 from ...shell.danger import danger_reason, sensitive_write_reason
-from ...shell.hidden import has_hidden
+from ...hidden_text import has_hidden
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ...shell.paths import resolve_paths, static
 from ...tools.base import Tool
@@ -347,6 +347,8 @@ class PermissionPolicy:
         for entry, rule in self._rules("deny"):
             if self._matches(rule, entry, name, input, target, env):
                 return _deny_by_rule(name, entry.rule)
+        if name == "ExitPlanMode":
+            return self._decide_plan_exit()
         if self.mode == "plan" and not read_only and name not in NO_PERMISSION_TOOLS:
             return _plan_denial(name)
         if target is not None and target.kind == "write":
@@ -382,6 +384,14 @@ class PermissionPolicy:
             if self.mode == "acceptEdits":
                 return Decision("allow", reason="mode")
         return self._ask(name, f"{name} wants to {_verb(name)}.", suggest_for_path(name, target, env), "default")
+
+    def _decide_plan_exit(self) -> Decision:
+        """ExitPlanMode: a person (or a PreToolUse hook speaking for them) ends plan mode; no rule or mode does."""
+        if self.mode != "plan":
+            return Decision("deny", f"Plan mode is not on (the mode is {self.mode}): there is no plan to approve. "
+                            "Go on with the task.", reason="not_plan")
+        message = "The plan is ready. Approve it to leave plan mode?"
+        return self._ask("ExitPlanMode", message, danger=None, reason="plan_exit")
 
     def decide_call(
         self, tool: Tool, input: dict[str, Any], *, cwd: Path | None = None, hook: HookOutcome | None = None
@@ -725,8 +735,8 @@ def _plan_denial(name: str) -> Decision:
     return Decision(
         "deny",
         f"{name} was not run: plan mode is on, and in plan mode only read-only tools run. "
-        "Keep researching with read-only tools, then present your plan to the user; "
-        "changes can be made once they leave plan mode.",
+        "Keep researching with read-only tools, then present your plan with ExitPlanMode; "
+        "changes can be made once the user approves it and plan mode ends.",
         reason="plan",
     )
 

@@ -44,7 +44,9 @@ ALWAYS_SHOWN = 1.0
 # One row at 80 columns: why a command with hidden characters offers no `a`.
 NO_RULE_REASON = "No \"don't ask again\": the command holds hidden characters (marked <U+…>)"
 
-_PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url")
+_PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "plan")
+# The tool whose prompt approves a plan: its answers read differently (`tools/exit_plan.py`).
+PLAN_EXIT = "ExitPlanMode"
 # Between two answers on the key row.
 _KEY_GAP = "   "
 # Columns the prompt's margin, border and padding take from the terminal's width.
@@ -198,6 +200,8 @@ class PermissionPrompt(Vertical, can_focus=True):
         """Whether `a` is offered: there is a rule, and neither it nor the command holds
         characters that would make the rule read as something else."""
         request = request or self.current
+        if request is not None and request.tool_name == PLAN_EXIT:
+            return True  # `a`: approve the plan and auto-accept edits (no rule is written)
         if request is None or not request.suggested_rule:
             return False
         return not (has_hidden(request.suggested_rule) or has_hidden(describe_input(request, self.cwd)))
@@ -257,6 +261,12 @@ class PermissionPrompt(Vertical, can_focus=True):
         request = self.current
         if request is None or not self._armed or (remember and not (self._always_armed and self.offers_always())):
             return
+        if request.tool_name == PLAN_EXIT and behavior == "allow":
+            # y: approve, and ask before edits (the tool ends plan mode); a: approve and auto-accept edits
+            session = getattr(self.app, "session", None)
+            if remember and session is not None:
+                session.set_permission_mode("acceptEdits")
+            remember = False
         answer = PermissionAnswer(behavior, remember=remember, feedback=feedback)
         self.pending.popleft()
         if request.future is not None and not request.future.done():
@@ -275,8 +285,10 @@ class PermissionPrompt(Vertical, can_focus=True):
                 self.post_message(self.Settled())
             return
         self.display = True
+        plan_exit = request.tool_name == PLAN_EXIT
         title: list[Content] = [
-            Content.styled("⚠ Permission needed  ", "$text-warning bold"),
+            Content.styled("◆ Plan ready  " if plan_exit else "⚠ Permission needed  ",
+                           "$text-primary bold" if plan_exit else "$text-warning bold"),
             reveal_hidden(request.tool_name, "bold"),
             Content("  "),
             reveal_hidden(request.message, "$text-muted"),
@@ -284,8 +296,9 @@ class PermissionPrompt(Vertical, can_focus=True):
         if request.danger:
             title += [Content("\n"), reveal_hidden(f"⚠ DANGER: {request.danger}", "$text-error bold")]
         self.query_one("#permission-title", Static).update(Content("").join(title))
+        subject = describe_input(request, self.cwd)
         self.query_one("#permission-subject", Static).update(
-            reveal_hidden(describe_input(request, self.cwd), "$text-secondary")
+            reveal_hidden(subject, "" if plan_exit else "$text-secondary")
         )
         diff = self.query_one(DiffView)
         if request.diff:
@@ -368,8 +381,21 @@ class PermissionPrompt(Vertical, can_focus=True):
                                         label.stylize("$text-muted"))
             return Content.assemble((key, style), label)
 
-        choices = [choice("y", "$text-success bold", " yes")]
         offers_always = self.offers_always(request)
+        if request.tool_name == PLAN_EXIT:
+            choices = [
+                choice("y", "$text-success bold", " approve, ask before edits"),
+                choice("a", "$text-success bold", " approve, auto-accept edits", self._always_armed),
+                choice("n", "$text-error bold", " keep planning"),
+                choice("e", "$text-warning bold", " keep planning, say what to change"),
+            ]
+            if not armed:
+                choices.append(Content.styled("arming…", "$text-muted italic"))
+            columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
+            rows = key_rows(choices, columns)
+            self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
+            return sum(max(-(-row.cell_length // columns), 1) for row in rows)
+        choices = [choice("y", "$text-success bold", " yes")]
         if offers_always:
             assert request.suggested_rule is not None
             label = Content(" yes, and don't ask again for ") + reveal_hidden(request.suggested_rule)
