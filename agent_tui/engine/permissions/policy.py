@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ...config import PERMISSION_MODES, config_dir
+from ...hidden_text import has_hidden
 from ...shell.classify import foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
 from ...shell.danger import danger_reason, sensitive_write_reason
-from ...hidden_text import has_hidden
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ...shell.paths import resolve_paths, static
 from ...tools.base import Tool
