@@ -29,13 +29,14 @@ import anyio
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from .. import __version__
 from ..tools.mcp import McpCallError, McpTool, McpToolSpec, ProgressSink
+from .mcp_stdio import stdio_transport
 
 McpState = Literal["connecting", "connected", "failed", "closed"]
 
@@ -295,7 +296,8 @@ class McpConnection:
                 env={**os.environ, **config.env},
                 cwd=self.cwd,
             )
-            streams = stdio_client(params, errlog=self._stderr)
+            # Not the SDK's stdio_client: its reader is quadratic in a message's size (mcp_stdio.py).
+            streams = stdio_transport(params, self._stderr)
         elif config.transport == "sse":
             streams = sse_client(config.url, headers=config.headers or None)
         else:

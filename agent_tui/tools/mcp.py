@@ -12,14 +12,18 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, one_line
 
-# Same cap as the other tools' generic budget; the executor caps again.
+# Same cap as the other tools' generic budget: a longer result is saved to a file, the model
+# gets its path and the start of it.
 MAX_RESULT_CHARS = 100_000
+PREVIEW_CHARS = 2_000
 # Claude Code trims MCP tool descriptions; some servers ship pages of text.
 MAX_DESCRIPTION_CHARS = 2048
 
@@ -108,20 +112,43 @@ class McpTool(BaseTool):
             yield ToolResult(str(exc), is_error=True, data={"server": self.server})
             return
         text = render_result(result)
+        if len(text) > MAX_RESULT_CHARS:
+            text = await asyncio.to_thread(_save_large, text, self.name, ctx)
         yield ToolResult(text, is_error=bool(getattr(result, "is_error", False)), data={"server": self.server})
 
 
 def render_result(result: Any) -> str:
-    """The text the model reads for a CallToolResult: text as is, other content summarised, capped."""
+    """The text the model reads for a CallToolResult: text as is, other content summarised."""
     parts = [_render_block(block) for block in getattr(result, "content", None) or []]
     structured = getattr(result, "structured_content", None)
     if not parts and structured is not None:
         parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
-    text = "\n".join(p for p in parts if p)
-    if len(text) > MAX_RESULT_CHARS:
-        cut = len(text) - MAX_RESULT_CHARS
-        text = text[:MAX_RESULT_CHARS] + f"\n\n... [{cut} characters truncated] ..."
-    return text
+    return "\n".join(p for p in parts if p)
+
+
+def _save_large(text: str, name: str, ctx: ToolContext) -> str:
+    """What the model reads of a result over MAX_RESULT_CHARS: where the whole is saved, and its start.
+
+    Saved before anything formats or shows it, as the context budget saves other tools' large
+    results (a file per tool call, under the session's folder)."""
+    preview = text[:PREVIEW_CHARS]
+    try:
+        if ctx.session_dir is not None:
+            folder = ctx.session_dir / "tool-results"
+            folder.mkdir(parents=True, exist_ok=True)
+        else:
+            folder = Path(tempfile.mkdtemp(prefix="agent-tui-mcp-"))
+        path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', ctx.tool_use_id) or 'result'}.txt"
+        path.write_text(text, encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return (f"{text[:MAX_RESULT_CHARS]}\n\n... [{len(text):,} characters in all; the rest was cut "
+                f"and could not be saved: {exc.strerror or exc}]")
+    return (
+        f"Output too large ({len(text):,} characters, over the {MAX_RESULT_CHARS:,}-character limit for "
+        f"{name}). Full output saved to: {path}\n"
+        "Read that file (with offset and limit) or search it with Grep for the parts you need.\n\n"
+        f"Preview (first {len(preview):,} characters):\n{preview}\n..."
+    )
 
 
 def _render_block(block: Any) -> str:
