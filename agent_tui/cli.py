@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_program_flags(p: argparse.ArgumentParser) -> None:
     """Claude Code's flags that programs (Claude's Agent SDK) pass."""
     p.add_argument("--input-format", choices=("text", "stream-json"), default="text",
-                   help="stream-json: prompts and control messages on stdin, one JSON a line (the Agent SDK's protocol)")
+                   help="stream-json: prompts and control messages on stdin, one JSON a line (the Agent SDK)")
     p.add_argument("--system-prompt", metavar="TEXT",
                    help="the system prompt in place of agent-tui's own (empty: none)")
     p.add_argument("--system-prompt-file", type=Path, metavar="FILE", help="the system prompt, from a file")
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     if status is not None:
         return status
     _say_ignored(args)
-    sources = None if args.setting_sources is None else {s.strip() for s in args.setting_sources.split(",") if s.strip()}
+    sources = None if args.setting_sources is None else {s.strip() for s in args.setting_sources.split(",")} - {""}
     try:
         settings = load_settings(cwd, settings_file=args.settings, flags=flag_settings(args), sources=sources)
     except SettingsError as exc:
@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_mode:
         for problem in settings.problems:
             print(f"agent-tui: settings: {problem}", file=sys.stderr)
-    built = _build_session(args, cwd, settings, model)
+    built = build_session(args, cwd, settings, model)
     if isinstance(built, int):
         return built
     session, pending = built
@@ -311,13 +311,18 @@ def _tui(args: argparse.Namespace, prompt: str | None, settings: Settings, sessi
                    pick_session=args.resume == "", mcp_json_pending=mcp_json_pending)
 
 
-def _build_session(
-    args: argparse.Namespace, cwd: Path, settings: Settings, model: ModelClient, session_id: str | None = None
+def build_session(
+    args: argparse.Namespace, cwd: Path, settings: Settings, model: ModelClient, session_id: str | None = None,
+    *, interactive: bool | None = None,
 ) -> tuple[Session, dict[str, dict]] | int:
-    """The session, and the `.mcp.json` servers still to approve; or an exit status."""
-    # In print mode nobody answers a question, unless the program driving agent-tui does (can_use_tool).
-    asks_program = args.input_format == "stream-json" and args.permission_prompt_tool == "stdio"
-    policy = make_policy(settings, cwd, interactive=not args.print_mode or asks_program)
+    """The session, and the `.mcp.json` servers still to approve; or an exit status.
+
+    `interactive`: whether undecided calls ask; None: unless print mode, where only a program that
+    answers (`--permission-prompt-tool stdio`) is asked."""
+    if interactive is None:
+        asks_program = args.input_format == "stream-json" and args.permission_prompt_tool == "stdio"
+        interactive = not args.print_mode or asks_program
+    policy = make_policy(settings, cwd, interactive=interactive)
     for directory in args.add_dirs or []:
         policy.add_directory(directory.expanduser().resolve())
     servers = _mcp_servers(args, cwd, settings)
@@ -336,7 +341,7 @@ def _session_start(args: argparse.Namespace, cwd: Path, settings: Settings, mode
     session_id = str(uuid.uuid4())
 
     def build() -> tuple[Session, dict[str, dict]]:
-        built = _build_session(args, cwd, settings, model, session_id)
+        built = build_session(args, cwd, settings, model, session_id)
         if isinstance(built, int):  # only --mcp-config fails here, and that start builds before the app
             raise RuntimeError("the MCP configuration is invalid")
         return built

@@ -1,0 +1,36 @@
+"""The engine's public surface: what front ends (the TUI, print mode, the Agent SDK transport,
+`agent_tui.ask()`) use.  Loaded on first use, so importing one engine module stays cheap (the
+full-screen app draws before the engine loads)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import events
+    from .events import Event
+    from .events import PermissionRequested as PermissionRequest
+    from .permissions.policy import PermissionAnswer
+    from .session import Result, Session, SessionOptions
+
+__all__ = ["Event", "PermissionAnswer", "PermissionRequest", "Result", "Session", "SessionOptions", "events"]
+
+_WHERE = {
+    "events": (".events", None),
+    "Event": (".events", "Event"),
+    "PermissionRequest": (".events", "PermissionRequested"),
+    "PermissionAnswer": (".permissions.policy", "PermissionAnswer"),
+    "Result": (".session", "Result"),
+    "Session": (".session", "Session"),
+    "SessionOptions": (".session", "SessionOptions"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    loaded = import_module(module, __name__)
+    return loaded if attribute is None else getattr(loaded, attribute)

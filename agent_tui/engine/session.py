@@ -107,6 +107,36 @@ class SessionOptions:
     clock: Callable[[], float] = time.monotonic
 
 
+@dataclass(frozen=True, slots=True)
+class Result:
+    """How a prompt ended, as a script reads it (what `agent_tui.ask()` yields last)."""
+
+    result: str
+    is_error: bool
+    # The loop's terminal reason ("completed", "max_turns", "aborted_streaming", ...).
+    terminal_reason: str
+    num_turns: int
+    usage: dict[str, int]
+    session_id: str
+    error: str | None = None
+    total_cost_usd: float | None = None
+    permission_denials: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, session: Session, terminal: Terminal) -> Result:
+        return cls(
+            result=terminal.result,
+            is_error=terminal.is_error,
+            terminal_reason=terminal.reason.value,
+            num_turns=terminal.turns,
+            usage=dict(terminal.usage),
+            session_id=session.session_id,
+            error=terminal.error,
+            total_cost_usd=session.cost_usd,
+            permission_denials=tuple(d.to_dict() for d in session.permission_denials),
+        )
+
+
 def is_git_repo(cwd: Path) -> bool:
     for parent in (cwd, *cwd.parents):
         if (parent / ".git").exists():
