@@ -89,3 +89,64 @@ async def test_a_message_over_the_transport_limit_fails_that_call_and_the_server
     assert "over this client's 4,194,304-byte limit" in str(too_big["content"])
     [small] = tool_results(api.requests[2].body)
     assert not small.get("is_error") and "Full output saved to:" in str(small["content"])
+
+
+# A server written by hand (no SDK), so it can send what the SDK would refuse to: an answer
+# nested deeper than any JSON decoder goes.
+RAW_SERVER = r"""
+import json
+import sys
+
+TOOLS = [{"name": name, "description": name, "inputSchema": {"type": "object"}} for name in ("deep", "plain")]
+
+
+def send(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    answer = {"jsonrpc": "2.0", "id": request["id"]}
+    method = request["method"]
+    if method == "initialize":
+        answer["result"] = {"protocolVersion": request["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "raw", "version": "1"}}
+    elif method == "tools/list":
+        answer["result"] = {"tools": TOOLS}
+    elif method == "tools/call" and request["params"]["name"] == "deep":
+        head = json.dumps(answer)[:-1]
+        send(head + ', "result": {"content": [], "structuredContent": {"a": ' + "[" * 100000 + "]" * 100000 + "}}}")
+        continue
+    elif method == "tools/call":
+        answer["result"] = {"content": [{"type": "text", "text": "plain answer"}]}
+    else:
+        answer["error"] = {"code": -32601, "message": "no such method"}
+    send(json.dumps(answer))
+"""
+
+
+async def test_an_answer_nested_too_deeply_to_read_fails_its_call_at_once(api, tmp_path):
+    script = tmp_path / "raw_server.py"
+    script.write_text(RAW_SERVER)
+    api.push(
+        reply(tool_use("mcp__raw__deep", {}, id="t_deep")),
+        reply(tool_use("mcp__raw__plain", {}, id="t_plain")),
+        reply("done"),
+    )
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(allow=["mcp__raw"]),
+                           mcp_servers={"raw": {"command": sys.executable, "args": [str(script)]}})
+    began = time.monotonic()
+    terminal = await session.submit("go deep")
+    took = time.monotonic() - began
+    await session.aclose()
+
+    assert terminal.reason is TerminalReason.COMPLETED and terminal.result == "done"
+    assert took < 20  # not the ten-minute call timeout
+    [deep] = tool_results(api.requests[1].body)
+    assert deep["is_error"] is True
+    assert "the answer could not be read" in str(deep["content"]) and "recursion limit" in str(deep["content"])
+    [plain] = tool_results(api.requests[2].body)
+    assert plain["content"] == "plain answer" and not plain.get("is_error")

@@ -6,7 +6,8 @@ result: over a minute with the event loop busy).  This transport is the same pro
 (the SDK's spawn, shutdown and kill of the process tree) with a reader that looks for the
 newline in each new chunk only, and that stops holding a message past `MAX_MESSAGE_BYTES`: the
 rest of it is skipped as it arrives, and the request it answered gets a JSON-RPC error
-instead, so one call fails and the server stays usable.
+instead, so one call fails and the server stays usable.  An answer that cannot be parsed
+(nested deeper than the decoder goes, say) fails its call the same way, at once.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from mcp.shared.message import SessionMessage
 # One JSON-RPC message from a server, at most: a 50 MB text result is about 100 MB on the wire
 # (servers send it twice, as content and as structured content).  The tool caps the text further.
 MAX_MESSAGE_BYTES = 128 << 20
-# JSON-RPC error code for an answer this client refused to read (implementation-defined range).
-RESPONSE_TOO_LARGE = -32001
+# JSON-RPC error code for an answer this client could not or would not read (implementation-defined range).
+RESPONSE_UNREADABLE = -32001
 # The request id is near the start of a response; this much of it is kept to find it.
 _HEAD_BYTES = 512
 _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
@@ -133,21 +134,29 @@ def _parse(line: bytes) -> SessionMessage | Exception | None:
         return None  # a blank line carries no message
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:  # the session surfaces it as a parse error
-        return exc
+    except ValueError as exc:
+        # An answer that cannot be read (nested deeper than the decoder goes, not JSON-RPC) fails
+        # its call now instead of leaving it to the call timeout; anything else the session reports.
+        reason = str(exc).splitlines()[1].strip() if len(str(exc).splitlines()) > 1 else str(exc)
+        return _answer_error(line[:_HEAD_BYTES], f"the answer could not be read: {reason[:300]}") or exc
 
 
 def _too_large(head: bytes, size: int) -> SessionMessage | Exception:
     """The answer to the request a too-large message was for: an error naming its size."""
+    message = (f"the answer was {size:,} bytes, over this client's {MAX_MESSAGE_BYTES:,}-byte limit; "
+               "ask for less (a narrower query, a page of results)")
+    return _answer_error(head, message) or ValueError(
+        f"MCP server sent a message of {size:,} bytes, over the {MAX_MESSAGE_BYTES:,}-byte limit"
+    )
+
+
+def _answer_error(head: bytes, message: str) -> SessionMessage | None:
+    """A JSON-RPC error for the request `head` answers, if it is an answer (a request of the
+    server's own has a method, and ids of its own) and its id can be found."""
     found = _ID.search(head)
-    error = ValueError(f"MCP server sent a message of {size:,} bytes, over the {MAX_MESSAGE_BYTES:,}-byte limit")
-    if found is None:
-        return error
+    if found is None or b'"method"' in head:
+        return None
     raw = found.group(1)
     request_id: int | str = int(raw) if raw[:1] != b'"' else raw[1:-1].decode("utf-8", "replace")
-    data = types.ErrorData(
-        code=RESPONSE_TOO_LARGE,
-        message=f"the answer was {size:,} bytes, over this client's {MAX_MESSAGE_BYTES:,}-byte limit; "
-        "ask for less (a narrower query, a page of results)",
-    )
+    data = types.ErrorData(code=RESPONSE_UNREADABLE, message=message)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data))
