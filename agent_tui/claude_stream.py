@@ -24,7 +24,7 @@ from .engine import events as ev
 from .tools.agent import BUILT_IN_AGENTS
 
 if TYPE_CHECKING:
-    from .engine.session import Session
+    from .engine import Session
 
 Emit = Callable[[dict[str, Any]], None]
 

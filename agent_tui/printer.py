@@ -22,10 +22,8 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .claude_stream import ApiClock, ClaudeCodeStream
+from .engine import Session, Terminal, TerminalReason, valid_utf8
 from .engine import events as ev
-from .engine.loop.query import Terminal, TerminalReason
-from .engine.messages import valid_utf8
-from .engine.session import Session
 
 _SUBTYPES = {
     TerminalReason.COMPLETED: "success",

@@ -51,15 +51,21 @@ async def ask(
         session.bus.add_listener(lambda event: _answer(event, can_use_tool))
     run = asyncio.ensure_future(session.submit(prompt))
     try:
-        while not (run.done() and subscription.get_nowait() is None):
+        while True:
+            event = subscription.get_nowait()
+            if event is not None:
+                yield event
+                continue
+            if run.done():
+                break
+            # Woken by the next event, or by the end of the run (whatever it published is queued by then).
             getter = asyncio.ensure_future(subscription.get())
             done, _ = await asyncio.wait({getter, run}, return_when=asyncio.FIRST_COMPLETED)
             if getter in done:
                 yield getter.result()
             else:
                 getter.cancel()
-                while (event := subscription.get_nowait()) is not None:
-                    yield event
+                await asyncio.gather(getter, return_exceptions=True)
         yield Result.of(session, await run)
     finally:
         if not run.done():

@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from .claude_stream import ApiClock, ClaudeCodeStream
+from .engine import PermissionAnswer, Session
 from .engine import events as ev
-from .engine.session import Session
 from .printer import result_object
 from .tools.agent import BUILT_IN_AGENTS, AgentDefinition
 
@@ -228,8 +228,6 @@ class SdkTransport:
                 self._spawn(self._can_use_tool(event))
 
     async def _can_use_tool(self, event: ev.PermissionRequested) -> None:
-        from .engine.permissions.policy import PermissionAnswer
-
         body: dict[str, Any] = {
             "subtype": "can_use_tool",
             "tool_name": event.tool_name,

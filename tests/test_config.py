@@ -10,7 +10,7 @@ import pytest
 
 from agent_tui.config import Settings, SettingsError, load_settings
 
-# Lowest first, as DESIGN and config.py state them.
+# Lowest first, as config.py states them.
 LAYERS = ("user", "project", "local", "settings_file", "flags", "environment")
 
 

@@ -1,4 +1,4 @@
-"""The history invariants of DESIGN §3 and their repair."""
+"""The history invariants of docs/architecture.md §3 and their repair."""
 
 from agent_tui.engine.messages import (
     MISSING_RESULT,

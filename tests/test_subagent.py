@@ -329,3 +329,21 @@ async def test_no_to_a_subagent_tool_ends_the_whole_turn(api, tmp_path):
     assert len(seen["parent"]) == 1 and len(seen["Create the file."]) == 1
     assert not (tmp_path / "made.txt").exists()
     assert check_history(session.history) == []
+
+
+async def test_the_subagent_inherits_the_token_budget(api, tmp_path):
+    (tmp_path / "a.txt").write_text("a\n")
+    read = tool_use("Read", {"file_path": str(tmp_path / "a.txt")}, id="t_read")
+    route(
+        api,
+        [reply(agent_call("dig", "t_agent")), reply("The agent ran out.")],
+        dig=[reply(read, usage={"output_tokens": 500}), reply("never asked for")],
+    )
+    session = make_session(api.url, tmp_path, max_budget_tokens=100)
+
+    await session.submit("go")
+    await session.aclose()
+
+    (result,) = [b for m in session.history if m["role"] == "user" for b in m["content"]
+                 if isinstance(b, dict) and b.get("tool_use_id") == "t_agent"]
+    assert result["is_error"] and "(token_budget)" in json.dumps(result["content"])

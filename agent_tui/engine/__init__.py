@@ -11,10 +11,23 @@ if TYPE_CHECKING:
     from . import events
     from .events import Event
     from .events import PermissionRequested as PermissionRequest
+    from .loop.query import Terminal, TerminalReason
+    from .messages import valid_utf8
     from .permissions.policy import PermissionAnswer
     from .session import Result, Session, SessionOptions
 
-__all__ = ["Event", "PermissionAnswer", "PermissionRequest", "Result", "Session", "SessionOptions", "events"]
+__all__ = [
+    "Event",
+    "PermissionAnswer",
+    "PermissionRequest",
+    "Result",
+    "Session",
+    "SessionOptions",
+    "Terminal",
+    "TerminalReason",
+    "events",
+    "valid_utf8",
+]
 
 _WHERE = {
     "events": (".events", None),
@@ -24,6 +37,11 @@ _WHERE = {
     "Result": (".session", "Result"),
     "Session": (".session", "Session"),
     "SessionOptions": (".session", "SessionOptions"),
+    # How a query ended (print mode's result object is made from it).
+    "Terminal": (".loop.query", "Terminal"),
+    "TerminalReason": (".loop.query", "TerminalReason"),
+    # Text for a terminal or a pipe: undecodable bytes from files or commands as U+FFFD.
+    "valid_utf8": (".messages", "valid_utf8"),
 }
 
 

@@ -1,6 +1,6 @@
 """The bus vocabulary: every event the loop, the executor and the session publish.
 
-Event names are a contract (DESIGN §2): `stream-events` prints them with `"type"`,
+Event names are a contract (docs/architecture.md §2): `stream-events` prints them with `"type"`,
 the transcript store persists them and the TUI bridge turns them into Textual
 messages.  Each event is a frozen dataclass whose `to_dict()` is JSON-safe.
 """

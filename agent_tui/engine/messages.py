@@ -2,7 +2,7 @@
 
 History is a list of `{"role": ..., "content": [block, ...]}` dicts, so it is
 JSON-serialisable as is and goes to the API without conversion.  This module
-owns the history invariants of DESIGN §3: `check_history` states them,
+owns the history invariants of docs/architecture.md §3: `check_history` states them,
 `ensure_tool_result_pairing` repairs a broken history as the last line of
 defence, and `normalize_for_api` prepares a history for a request.
 """
@@ -102,7 +102,7 @@ def _merged(messages: list[Message]) -> list[Message]:
 
 
 def check_history(messages: list[Message]) -> list[str]:
-    """Every way `messages` breaks the invariants of DESIGN §3; empty when valid.
+    """Every way `messages` breaks the invariants of docs/architecture.md §3; empty when valid.
 
     1. After merging, roles alternate and the first message is the user's.
     2. Each tool_use id has exactly one tool_result in the next user message,

@@ -1,4 +1,4 @@
-"""The Textual front end: engine events in, user intents out (DESIGN §8).
+"""The Textual front end: engine events in, user intents out (docs/architecture.md §8).
 
 `AgentApp` holds a `Session`: one made by the caller, or one it makes right after
 its first frame from a `SessionStart` (`start.py`), so the first paint never waits for

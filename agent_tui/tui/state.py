@@ -19,7 +19,7 @@ from ..paths import shown_path
 
 
 class ToolStatus(StrEnum):
-    """Where a tool call is: the executor's statuses (DESIGN §4), then the outcome of `tool_finished`."""
+    """Where a tool call is: the executor's statuses (docs/architecture.md §4), then the outcome of `tool_finished`."""
 
     QUEUED = "queued"
     AWAITING = "awaiting_permission"

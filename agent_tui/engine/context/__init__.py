@@ -1,4 +1,4 @@
-"""What the model sees of the conversation (DESIGN §7).
+"""What the model sees of the conversation (docs/architecture.md §7).
 
 window.py: token accounting, the compaction settings and thresholds, /context's breakdown;
 pipeline.py: tool-result budget -> microcompact -> autocompact before every request;

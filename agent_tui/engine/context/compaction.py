@@ -1,6 +1,6 @@
-"""Step 3 of the pre-request pipeline (DESIGN §7): compaction.
+"""Step 3 of the pre-request pipeline (docs/architecture.md §7): compaction.
 
-The model summarises the conversation in the structure of DESIGN §7 (request,
+The model summarises the conversation in the structure of docs/architecture.md §7 (request,
 concepts, files, errors, pending tasks, current work, next step); the summary,
 followed by the user's latest request verbatim, replaces the history as one
 user message.  Used above the auto-compact threshold (`autocompact`), after a

@@ -1,4 +1,4 @@
-"""The context pipeline (DESIGN §7).
+"""The context pipeline (docs/architecture.md §7).
 
 Before every request the loop runs, in this order:
 

@@ -1,4 +1,4 @@
-"""What fills the context window (DESIGN §7): token estimates and the last usage (`count_tokens`),
+"""What fills the context window (docs/architecture.md §7): token estimates and the last usage (`count_tokens`),
 the compaction settings and thresholds, `PipelineEnv` (what the pipeline and compaction work
 with) and `/context`'s breakdown.
 """
@@ -35,7 +35,7 @@ class CompactionSettings:
     """The `compaction` settings table (keys in Claude Code's camelCase spelling)."""
 
     auto: bool = True
-    # Auto-compact threshold as a percent of the window; None: DESIGN §7's formula.
+    # Auto-compact threshold as a percent of the window; None: docs/architecture.md §7's formula.
     threshold_percent: float | None = None
     microcompact_percent: float = 60.0
     microcompact_keep: int = 6

@@ -1,4 +1,4 @@
-"""The query loop (DESIGN §3, §4).
+"""The query loop (docs/architecture.md §3, §4).
 
 query.py: `query()`, its State, Transition and Terminal, one phase per step of an iteration;
 attempts.py: one request to the model, attempt by attempt (retries, fallback, error texts);

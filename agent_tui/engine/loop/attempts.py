@@ -1,4 +1,4 @@
-"""One request to the model, attempt by attempt (DESIGN §3): stream it, publishing deltas
+"""One request to the model, attempt by attempt (docs/architecture.md §3): stream it, publishing deltas
 and handing each complete tool_use to the executor while the stream runs; retry what is
 retryable (with backoff, bounded in count and in time); after three overloaded errors in a
 row, fall back to the fallback model; and say in plain words why a request failed.

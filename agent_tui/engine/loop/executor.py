@@ -1,4 +1,4 @@
-"""StreamingToolExecutor: runs tools while the model is still streaming (DESIGN §4).
+"""StreamingToolExecutor: runs tools while the model is still streaming (docs/architecture.md §4).
 
 The loop hands over each `tool_use` block at its `content_block_stop`.  A tool
 starts at once when nothing runs, or when it and everything running are

@@ -1,4 +1,4 @@
-"""The query loop (DESIGN §3): one explicit `State` per iteration, a named
+"""The query loop (docs/architecture.md §3): one explicit `State` per iteration, a named
 `Transition` for every continue, a named `Terminal` for every return.
 
 `query()` publishes every event through `emit` (the bus) and returns its
@@ -145,8 +145,10 @@ class Terminal:
         return self.reason not in SUCCESSFUL_ENDS
 
 
-@dataclass
+@dataclass(frozen=True)
 class QueryParams:
+    """One query's settings, fixed for its run; a subagent's are the parent's with `replace()`."""
+
     messages: list[Message]
     model: ModelClient
     tools: list[Tool]

@@ -110,35 +110,23 @@ async def _run_query(
     label = model.label if model_name == model.name else model_name
     # The permission denials it adds to and the clock its tool durations are measured with.
     inherited = parent.executor_options or ExecutorOptions()
-    params = QueryParams(
+    # Derived from the parent's, so every setting it does not change is inherited (limits, budget, hooks, ...).
+    params = dataclasses.replace(
+        parent,
         messages=[user_message(input["prompt"])],
-        model=model,
         tools=tools,
-        policy=parent.policy,
-        emit=parent.emit,
         abort=abort,
         make_context=make_context,
         system=_system_prompt(cwd, tools, label, agent),
         model_name=model_name,
-        max_tokens=parent.max_tokens,
-        max_turns=parent.max_turns,
-        max_concurrency=parent.max_concurrency,
-        context_window=parent.context_window,
-        retry=parent.retry,
         parent_tool_use_id=tool_use_id,
-        executor_options=ExecutorOptions(
-            max_concurrency=parent.max_concurrency,
-            parent_tool_use_id=tool_use_id,
-            denials=inherited.denials,
-            clock=inherited.clock,
-        ),
-        hooks=parent.hooks,
-        fallback_model=parent.fallback_model,
-        compaction=parent.compaction,
-        results_dir=parent.results_dir,
-        prompt_caching=parent.prompt_caching,
-        thinking=parent.thinking,
-        effort=parent.effort,
+        executor_options=dataclasses.replace(inherited, parent_tool_use_id=tool_use_id),
+        # Its own history and totals: nothing of it is persisted or counted as the parent's query.
+        usage_totals={},
+        usage_by_model={},
+        on_message=None,
+        reload_system=None,
+        tracking=None,
     )
     run = asyncio.ensure_future(query(params))
     relay = asyncio.ensure_future(_relay(ctx.abort, abort))

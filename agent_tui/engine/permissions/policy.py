@@ -1,4 +1,4 @@
-"""Permission decisions: what the executor asks before every tool call (DESIGN §6).
+"""Permission decisions: what the executor asks before every tool call (docs/architecture.md §6).
 
 Each call goes through, in order, and the first step that decides wins:
 
