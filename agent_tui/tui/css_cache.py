@@ -254,13 +254,29 @@ def _rule_set(value: list) -> RuleSet:
 
 def _selector(value: list) -> Selector:
     _, name, combinator, kind, pseudo, specificity, advance = value
-    return Selector(_text(name), _decode(combinator), _decode(kind), _decode(pseudo), _decode(specificity),
-                    int(advance))
+    selector = Selector(_text(name), _decode(combinator), _decode(kind), _decode(pseudo), _decode(specificity),
+                        int(advance))
+    # What matching relies on, so a file written by hand cannot make styling fail later.
+    if (
+        type(selector.combinator) is not CombinatorType
+        or type(selector.type) is not SelectorType
+        or not _strings(selector.pseudo_classes)
+        or not (type(selector.specificity) is tuple and len(selector.specificity) == 3)
+    ):
+        raise ValueError("not a selector")
+    return selector
 
 
 def _styles(value: list) -> Styles:
     _, rules, important = value
-    return Styles(_rules=_decode(rules), important=_decode(important))
+    styles = Styles(_rules=_decode(rules), important=_decode(important))
+    if not (type(styles._rules) is dict and _strings(set(styles._rules)) and _strings(styles.important)):
+        raise ValueError("not a style")
+    return styles
+
+
+def _strings(value: Any) -> bool:
+    return type(value) is set and all(type(item) is str for item in value)
 
 
 def _named_tuple(cls: type) -> Callable[[list], Any]:

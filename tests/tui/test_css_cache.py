@@ -277,3 +277,21 @@ def test_a_json_file_naming_anything_outside_the_table_is_parsed_around(
     second = stylesheet(tmp_path, variables)
     assert [rule.css for rule in second.rules] == parsed
     assert parser.calls == 1  # the entry with the unknown tag only
+
+
+def test_a_selector_or_style_of_the_wrong_shape_is_parsed_around(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Data of the wrong shape (a rule named by a number, a selector type that is a string)
+    would make styling fail later: it is refused when read."""
+    variables = theme_variables()
+    first = stylesheet(tmp_path, variables)
+    first.parse()
+    first.save()
+    [path] = tmp_path.glob("css-*.json")
+    text = path.read_text()
+    for wrong in (text.replace('["D","', '["D",5,"x","', 1),
+                  text.replace('["SelectorType",', '["T","oops",', 1)):
+        assert wrong != text
+        path.write_text(wrong)
+        parser = CountingParse(monkeypatch)
+        stylesheet(tmp_path, variables).parse()
+        assert parser.calls == 1
