@@ -4,7 +4,8 @@ Textual parses every stylesheet (the app's and each widget class's `DEFAULT_CSS`
 tokenizer written in Python each time a program starts: about 70 KB of CSS, some 40 ms of
 the 0.6 s before agent-tui's first frame on a slow machine. The parsed rules depend only on
 the CSS text, where it came from, and the theme's variables, so a run stores them and the
-next run reads them back, several times faster than parsing.
+next run reads them back, in less than half the time parsing takes (agent-tui's 21 stylesheets:
+4.7 ms against 11 ms here).
 
 The store is one JSON file per theme (its variables), Textual install and Python version, in
 the user's cache folder (`AGENT_TUI_CACHE_DIR` overrides it). It holds data only: every value
