@@ -409,3 +409,14 @@ def test_the_environment_can_choose_the_provider_and_the_server(oai, tmp_path):
     assert out.stdout == "from the environment\n"
     assert oai.requests[0].headers["authorization"] == "Bearer sk-env"
     assert oai.requests[0].body["model"] == "gpt-4.1-mini"
+
+
+async def test_answers_end_at_done_and_the_connection_is_kept_alive(oai):
+    oai.push(chat("one"), chat("two"), chat("three"))
+    model = direct(oai)
+    try:
+        for _ in range(3):
+            [e async for e in model.stream(hi())]
+    finally:
+        await model.aclose()
+    assert oai.connections == 1

@@ -73,13 +73,16 @@ async def test_x_should_retry_true_makes_a_conflict_retryable(api: LoopbackServe
     assert err.status == 409 and err.retryable is True
 
 
-async def test_a_non_json_error_body_becomes_the_message(api: LoopbackServer, model: AnthropicModel) -> None:
+async def test_a_non_json_error_body_becomes_a_one_line_reason(api: LoopbackServer, model: AnthropicModel) -> None:
     from tests.loopback import Response
 
-    api.push(Response(status=502, headers={"content-type": "text/html"}, body=b"<html>Bad gateway</html>"))
+    api.push(Response(status=502, headers={"content-type": "text/html"}, body=b"<html>Bad gateway</html>"),
+             Response(status=503, headers={"content-type": "text/plain"}, body=b"upstream connect error\nreset"))
     err = await failure(model)
     assert err.kind == "server" and err.status == 502
-    assert err.message == "<html>Bad gateway</html>"
+    assert err.message == "Bad Gateway"  # no <title>: the status's reason phrase
+    err = await failure(model)
+    assert err.message == "upstream connect error"
 
 
 async def test_a_refused_connection_names_host_and_port() -> None:

@@ -25,7 +25,7 @@ REJECT_MESSAGE = (
     "STOP what you are doing and wait for the user to tell you how to proceed."
 )
 # Keys the engine keeps on blocks for itself; never sent to the API.
-_PRIVATE_KEYS = ("_partial", "_parse_error", "_raw_input")
+_PRIVATE_KEYS = ("_partial", "_parse_error", "_raw_input", "_image_error")
 
 
 # Lone surrogates: bytes a file or command gave that are not UTF-8, kept by surrogateescape.
@@ -211,13 +211,17 @@ def strip_private(block: Block) -> Block:
 
 
 def normalize_for_api(messages: list[Message]) -> list[Message]:
-    """The history as a request carries it: roles merged, engine-private keys and
-    empty text blocks removed, tool pairing guaranteed.  Input is not mutated."""
+    """The history as a request carries it: roles merged, engine-private keys, empty text
+    blocks and unsigned thinking removed, tool pairing guaranteed.  Input is not mutated."""
     cleaned: list[Message] = []
     for m in messages:
         content = []
         for b in blocks(m):
             if b.get("type") == "text" and not b.get("text"):
+                continue
+            if b.get("type") == "thinking" and not b.get("signature"):
+                # Cut before its signature (max_tokens) or from a server that signs nothing:
+                # the API rejects it, and Claude Code drops it too.
                 continue
             content.append(valid_utf8(strip_private(b)))
         if content:

@@ -154,6 +154,14 @@ def fit_messages(messages: list[Message], max_tokens: int) -> list[Message] | No
     return None
 
 
+def newest_round(messages: list[Message]) -> list[Message]:
+    """The newest whole round of `messages` (from its last possible cut), whatever its size."""
+    for i in range(len(messages) - 1, 0, -1):
+        if _may_start(messages[i]):
+            return [user_message(TRIMMED_NOTE), *messages[i:]]
+    return messages
+
+
 def _may_start(message: Message) -> bool:
     if message["role"] == "assistant":
         return True
@@ -245,8 +253,13 @@ async def _request_summary(
         target = _shrunk_target(target, overflow, env.overhead + estimate_tokens(messages), fixed, messages)
     trims = 0
     attempt = 1
+    # After the server said the prompt is too long, its figure is trusted over the estimate:
+    # when nothing fits the budget it implies, the newest round is sent and the server judges.
+    smallest_sent = overflow is None
     while True:
         kept = fit_messages(messages, target)
+        if kept is None and not smallest_sent:
+            kept, smallest_sent = newest_round(messages), True
         if kept is None:
             raise CompactionFailed("even the latest exchange alone is too large to summarise")
         request = ModelRequest(

@@ -333,26 +333,30 @@ def _short_error(err: ModelError) -> str:
 def describe_model_error(
     err: ModelError, model: str, compaction_failure: str | None = None, *, hint: str | None = None
 ) -> str:
-    """The error result's text; `hint` says what to check for credentials (the client knows)."""
+    """The error result's text, by the error's kind; `hint` says what to check for credentials
+    (the client knows).  The server's message ends in one full stop whatever it ended in."""
+    said = err.message.rstrip().rstrip(".")
+    status = f" ({err.status})" if err.status and err.status != 200 else ""
     if err.kind == "prompt_too_long":
         if compaction_failure is not None:
-            why = f"Compacting the conversation failed: {compaction_failure}. "
+            why = f"Compacting the conversation failed: {compaction_failure.rstrip('.')}. "
         else:
             why = "It is still too long after compacting the conversation. "
         return (
-            f"Prompt is too long for {model}: {err.message}. {why}"
+            f"Prompt is too long for {model}: {said}. {why}"
             "Start a new conversation with /clear, or send a shorter request."
         )
     if err.kind == "auth":
         check = hint or "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
-        return f"Authentication failed ({err.status}): {err.message}. {check}"
+        return f"Authentication failed{status}: {said}. {check}"
     if err.kind == "permission":
-        return f"Permission denied by the API ({err.status}): {err.message}. {hint or 'Check ANTHROPIC_API_KEY.'}"
+        return f"Permission denied by the API{status}: {said}. {hint or 'Check ANTHROPIC_API_KEY.'}"
     if err.kind == "not_found":
         check = f"Check --model. {hint}" if hint else "Check --model and ANTHROPIC_BASE_URL."
-        return f"Model or endpoint not found ({err.status}): {err.message}. {check}"
+        return f"Model or endpoint not found{status}: {said}. {check}"
     if err.retryable:
         label = _short_error(err)
-        detail = label if label == err.message else f"{label}: {err.message}"
+        detail = label if label == err.message else f"{label}: {said}"
         return f"{detail} ({err.gave_up or 'gave up after retries'})"
-    return f"API error ({err.status}): {err.message}"
+    label = {"invalid_request": "Invalid request", "refusal": "The model declined"}.get(err.kind, "API error")
+    return f"{label}{status}: {said}."

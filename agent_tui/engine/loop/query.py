@@ -85,6 +85,8 @@ class Transition(str, enum.Enum):
     STOP_HOOK_BLOCKING = "stop_hook_blocking"
     TOKEN_BUDGET_CONTINUATION = "token_budget_continuation"
     FALLBACK_RETRY = "fallback_retry"
+    # The API paused a long turn (server tools): the paused answer is sent back to go on.
+    PAUSE_TURN_CONTINUATION = "pause_turn_continuation"
 
 
 class TerminalReason(str, enum.Enum):
@@ -200,6 +202,10 @@ MAX_TOKENS_NUDGE = (
 )
 # Stop reasons that mean the answer was cut off before its end.
 _CUT_OFF = ("max_tokens", "model_context_window_exceeded")
+
+
+REFUSAL_MESSAGE = "The model declined to answer this request (stop_reason: refusal)."
+REFUSAL_NOTE = "[The model declined to continue its previous answer (stop_reason: refusal).]"
 
 
 def meta_user_message(text: str) -> Message:
@@ -434,16 +440,26 @@ class _Query:
                 auto_compact_tracking=tracking.with_usage(streamed.usage, len(messages) + (1 if content else 0)),
                 tries=Tries(),
             )
+        refused = failed is None and streamed.stop_reason == "refusal" and not turn.tool_use_blocks
         if content:
             messages.append(streamed.message if failed is None else assistant_message(content))
             self.completed(messages[-1])
+            if refused:
+                return self.refused(state, messages)
+            if failed is None and streamed.stop_reason == "pause_turn" and not turn.tool_use_blocks:
+                return self.next_turn(state, messages, Transition.PAUSE_TURN_CONTINUATION)
             return None
         # Refusal or an empty answer: nothing to append (an empty assistant message is invalid).
-        if streamed.stop_reason == "refusal":
-            text = "The model declined to answer this request (stop_reason: refusal)."
-            self.emit(ev.Notice(kind="error", message=text))
-            return self.finish(state, TerminalReason.COMPLETED, messages, error=text)
+        if refused:
+            return self.refused(state, messages)
         return None if turn.cut_off else self.finish(state, TerminalReason.COMPLETED, messages)
+
+    def refused(self, state: State, messages: list[Message]) -> Terminal:
+        """A refusal is an error result, whatever text came before it; the history notes it,
+        so the next prompt's request shows why the answer stopped."""
+        messages.append(meta_user_message(REFUSAL_NOTE))
+        self.completed(messages[-1])
+        return self.fail(state, TerminalReason.MODEL_ERROR, messages, REFUSAL_MESSAGE)
 
     async def run_tools(self, turn: _Turn) -> Terminal | None:
         """The tools' results, in block order, as one user message; an abort, a "no" or a

@@ -158,25 +158,35 @@ class AnthropicModel(ModelClient):
             yield event
 
     async def _stream_body(self, body: dict[str, Any], betas: tuple[str, ...]) -> AsyncIterator[StreamEvent]:
+        import contextlib
         import json
 
         import httpx2
 
+        from .sse import drain
         from .stream import StreamAccumulator
         from .transport import stream_error, transport_error
 
         acc = StreamAccumulator()
         try:
-            async for name, data in self._transport.events(body, betas=list(betas)):
-                if name == "ping":
-                    continue
-                if name == "error":
-                    raise stream_error(data, acc.started)
-                if not data:
-                    continue
-                event = acc.feed(json.loads(data))
-                if event is not None:
-                    yield event
+            async with contextlib.aclosing(self._transport.events(body, betas=list(betas))) as events:
+                async for name, data in events:
+                    if name == "ping":
+                        continue
+                    if name == "error":
+                        raise stream_error(data, acc.started)
+                    if not data:
+                        continue
+                    raw = json.loads(data)
+                    if isinstance(raw, dict) and raw.get("type") == "error":
+                        raise stream_error(data, acc.started)  # a data-only error event
+                    event = acc.feed(raw)
+                    if event is not None:
+                        yield event
+                    if acc.stopped:
+                        # message_stop ends the response, whether or not the server ends the stream.
+                        await drain(events)
+                        break
             if not acc.stopped:
                 raise ModelError("connection", "The stream ended before message_stop", mid_stream=acc.started)
         except httpx2.TransportError as exc:

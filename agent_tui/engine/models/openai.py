@@ -139,7 +139,7 @@ class OpenAIChatModel(ModelClient):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import httpx2
 
-        from .sse import iter_sse
+        from .sse import drain, iter_sse
         from .stream import StreamAccumulator
         from .transport import transport_error
 
@@ -151,9 +151,11 @@ class OpenAIChatModel(ModelClient):
                 if response.status_code >= 400:
                     raw = await response.aread()
                     raise http_error(response.status_code, response.headers, raw, response.reason_phrase)
-                async for _name, data in iter_sse(response.aiter_bytes()):
+                events = iter_sse(response.aiter_bytes())
+                async for _name, data in events:
                     if data.strip() == "[DONE]":
-                        break  # the response is whole: do not wait for the server to close the stream
+                        await drain(events)  # the response is whole, whether or not the server ends the stream
+                        break
                     if not data.strip():
                         continue
                     for event in chunks.feed(json.loads(data)):

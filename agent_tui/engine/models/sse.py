@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
+
+# How long the end of a body may take after the response's last event (a server that keeps
+# the stream open is given up on then, the connection closed instead of reused).
+DRAIN_SECONDS = 0.5
 
 
 async def iter_sse(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None, str]]:
@@ -44,3 +51,12 @@ def _parse_frame(frame: bytes) -> tuple[str | None, str] | None:
     if name is None and not data:
         return None
     return name, b"\n".join(data).decode("utf-8")
+
+
+async def drain(events: AsyncIterator[Any], seconds: float = DRAIN_SECONDS) -> None:
+    """Read what follows a response's last event (normally only the end of the body), so
+    the connection goes back to the pool; after `seconds` stop waiting."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            async for _ in events:
+                pass

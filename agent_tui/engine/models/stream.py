@@ -148,6 +148,13 @@ class StreamAccumulator:
                 self._sig_parts.setdefault(index, []).append(sig)
                 return BlockDelta(index, "signature", sig)
             if dtype == "citations_delta":
+                # Kept on the block: the API expects its citations back as it sent them.
+                citation = dget("citation")
+                block = self.blocks.get(index)
+                if block is not None and citation is not None:
+                    if not isinstance(citation, dict):
+                        citation = citation.model_dump(exclude_none=True)
+                    block["citations"] = [*(block.get("citations") or []), citation]
                 return None
             return None
         if etype == "content_block_start":
@@ -207,6 +214,8 @@ class StreamAccumulator:
         btype = block.get("type")
         if btype == "text":
             block["text"] = whole
+            if "citations" in block and not block["citations"]:
+                del block["citations"]  # an empty list the start event carried, not a citation
         elif btype == "thinking":
             block["thinking"] = whole
             sig = self._sig_parts.pop(index, None)

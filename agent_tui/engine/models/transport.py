@@ -116,8 +116,7 @@ def status_error(status: int, headers: Any, body: bytes, reason: str = "") -> Mo
     """An HTTP error response (status >= 400) as a `ModelError`."""
     error_type, message = _error_fields(body)
     if message is None:
-        text = body.decode("utf-8", "replace").strip()
-        message = text[:500] or reason or f"HTTP {status}"
+        message = _one_line_reason(body, reason, status)
     return ModelError(
         classify(status, error_type, message),
         message,
@@ -127,11 +126,34 @@ def status_error(status: int, headers: Any, body: bytes, reason: str = "") -> Mo
     )
 
 
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def _one_line_reason(body: bytes, reason: str, status: int) -> str:
+    """A body that is not the API's error object, in one line: a proxy's HTML page by its
+    title (or the status's reason phrase), plain text by its first line."""
+    text = body.strip()
+    if text.startswith(b"<"):
+        title = _TITLE.search(text)
+        found = " ".join(title.group(1).decode("utf-8", "replace").split()) if title else ""
+        return found or reason or f"HTTP {status}"
+    first = text.decode("utf-8", "replace").split("\n", 1)[0].strip()
+    return first[:200] or reason or f"HTTP {status}"
+
+
 def stream_error(data: str, started: bool) -> ModelError:
     """An SSE `error` event after HTTP 200, classified by its `error.type`."""
     error_type, message = _error_fields(data)
     message = message or data or "stream error"
     return ModelError(classify(None, error_type, message), message, status=200, mid_stream=started)
+
+
+def json_error(body: bytes) -> ModelError:
+    """A JSON body where a stream was due: the error it holds, classified by its type."""
+    error_type, message = _error_fields(body)
+    if message is None:
+        return ModelError("api_error", "The server answered with JSON instead of a stream", status=200)
+    return ModelError(classify(None, error_type, message), message, status=200)
 
 
 def transport_error(exc: httpx2.TransportError, url: str, started: bool) -> ModelError:
@@ -222,5 +244,8 @@ class MessagesTransport:
             if response.status_code >= 400:
                 raw = await response.aread()
                 raise status_error(response.status_code, response.headers, raw, response.reason_phrase)
+            if response.headers.get("content-type", "").startswith("application/json"):
+                # A 200 that is not a stream: an error object some proxies send with a 200.
+                raise json_error(await response.aread())
             async for event in iter_sse(response.aiter_bytes()):
                 yield event
