@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_tui.tools.agent import AgentTool
+from agent_tui.tools.ask_user import AskUserQuestionTool
 from agent_tui.tools.base import Tool
 from agent_tui.tools.bash import BashTool, KillShellTool
 from agent_tui.tools.edit import EditTool
@@ -40,5 +41,6 @@ def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> 
         AgentTool(),
         KillShellTool(),
         ExitPlanModeTool(),
+        AskUserQuestionTool(),
     ]
 

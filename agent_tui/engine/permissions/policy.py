@@ -43,6 +43,7 @@ from ...shell.classify import foreign_repository, is_read_only_part, parts_pass,
 from ...shell.danger import danger_reason, sensitive_write_reason
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ...shell.paths import resolve_paths, static
+from ...tools.ask_user import NO_ONE_TO_ASK
 from ...tools.base import Tool
 from ...tools.sandbox import stays_inside
 from ..hooks import HookOutcome, hook_label
@@ -349,6 +350,8 @@ class PermissionPolicy:
                 return _deny_by_rule(name, entry.rule)
         if name == "ExitPlanMode":
             return self._decide_plan_exit()
+        if name == "AskUserQuestion":
+            return self._decide_question()
         if self.mode == "plan" and not read_only and name not in NO_PERMISSION_TOOLS:
             return _plan_denial(name)
         if target is not None and target.kind == "write":
@@ -392,6 +395,17 @@ class PermissionPolicy:
                             "Go on with the task.", reason="not_plan")
         message = "The plan is ready. Approve it to leave plan mode?"
         return self._ask("ExitPlanMode", message, danger=None, reason="plan_exit")
+
+    def _decide_question(self) -> Decision:
+        """AskUserQuestion: the question is the prompt, in every mode; only a person answers it
+        (`tools/ask_user.py`)."""
+        if not self.interactive:
+            return Decision("deny", NO_ONE_TO_ASK, reason="non_interactive")
+        if self.mode == "dontAsk":
+            return Decision(
+                "deny", NO_ONE_TO_ASK.replace("this session is non-interactive", "dontAsk mode asks nothing"),
+                reason="dont_ask")
+        return Decision("ask", "The model has questions for you.", reason="question")
 
     def decide_call(
         self, tool: Tool, input: dict[str, Any], *, cwd: Path | None = None, hook: HookOutcome | None = None

@@ -31,6 +31,7 @@ from textual.widgets import Input, Static
 from ...paths import shown_path
 from ..safe_text import has_hidden, reveal_hidden
 from .diff import DiffView
+from .question import QUESTION_TOOL, QuestionForm
 
 if TYPE_CHECKING:  # requests arrive, and answers go, once the session (and the engine) is there
     from textual.timer import Timer
@@ -95,6 +96,12 @@ class PermissionPrompt(Vertical, can_focus=True):
         Binding("a", "answer('always')", "Yes, don't ask again", id="permission.allow_always"),
         Binding("n", "answer('deny')", "No", id="permission.deny"),
         Binding("e", "feedback", "No, and say why", id="permission.feedback"),
+        Binding("1", "choose(0)", "Option 1", show=False, id="question.option_1"),
+        Binding("2", "choose(1)", "Option 2", show=False, id="question.option_2"),
+        Binding("3", "choose(2)", "Option 3", show=False, id="question.option_3"),
+        Binding("4", "choose(3)", "Option 4", show=False, id="question.option_4"),
+        Binding("enter", "confirm_ticked", "Done", show=False, id="question.confirm"),
+        Binding("o", "other", "Other answer", show=False, id="question.other"),
         Binding("down,j", "scroll_body(1)", "Scroll", show=False, id="permission.scroll_down"),
         Binding("up,k", "scroll_body(-1)", "Scroll", show=False, id="permission.scroll_up"),
         Binding("pagedown", "scroll_body(10)", "Page", show=False, id="permission.page_down"),
@@ -119,6 +126,9 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._armed = False
         self._always_armed = False
         self._arm_timer: Timer | None = None
+        # The question request being answered and its answers so far (AskUserQuestion).
+        self._form: QuestionForm | None = None
+        self._form_request: PermissionRequested | None = None
 
     def build(self) -> None:
         """Make the prompt's parts. Not for the first frame (they would slow it by a few
@@ -206,10 +216,23 @@ class PermissionPrompt(Vertical, can_focus=True):
             return False
         return not (has_hidden(request.suggested_rule) or has_hidden(describe_input(request, self.cwd)))
 
+    @property
+    def question(self) -> QuestionForm | None:
+        """The form of the question request on show (None: not a question)."""
+        request = self.current
+        if request is None or request.tool_name != QUESTION_TOOL:
+            return None
+        if self._form is None or self._form_request is not request:
+            self._form, self._form_request = QuestionForm.of(request.input), request
+        return self._form
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("answer", "feedback"):
+        if action in ("answer", "feedback", "choose", "confirm_ticked", "other"):
             if self.current is None or self.query_one("#permission-feedback-row").display:
                 return False
+            asking = self.question is not None
+            if asking != (action in ("choose", "confirm_ticked", "other")) and parameters != ("deny",):
+                return False  # a question takes numbers, o and n; a permission y / a / n / e
             always = action == "answer" and parameters == ("always",)
             if always and not self.offers_always():
                 return False
@@ -225,12 +248,43 @@ class PermissionPrompt(Vertical, can_focus=True):
         else:
             self._resolve("deny")
 
+    def action_choose(self, number: int) -> None:
+        form = self.question
+        if form is not None and self._armed and form.choose(number):
+            self._after_question()
+
+    def action_confirm_ticked(self) -> None:
+        form = self.question
+        if form is not None and self._armed and form.confirm():
+            self._after_question()
+
+    def action_other(self) -> None:
+        self.action_feedback()
+
+    def _after_question(self) -> None:
+        """The next question, or, once all are answered, the answers go back as the allow's input."""
+        form, request = self.question, self.current
+        if form is None or request is None:
+            return
+        if not form.done:
+            self._show()
+            return
+        from ...engine.permissions.policy import PermissionAnswer
+
+        self.pending.popleft()
+        if request.future is not None and not request.future.done():
+            request.future.set_result(PermissionAnswer("allow", updated_input=form.updated_input(request.input)))
+        self._show()
+
     def action_scroll_body(self, lines: int) -> None:
         body = self.query_one("#permission-body")
         body.scroll_to(y=body.scroll_y + lines, animate=False)
 
     def action_feedback(self) -> None:
         row = self.query_one("#permission-feedback-row")
+        self.query_one(FeedbackInput).placeholder = (
+            "Type your answer, then Enter (Esc: back to the options)" if self.question is not None
+            else "Tell the model what to do instead, then Enter")
         row.display = True
         self.query_one("#permission-keys").display = False
         self.query_one(FeedbackInput).focus()
@@ -253,6 +307,14 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.query_one(FeedbackInput).value = ""
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
+        form = self.question
+        if form is not None:
+            if self._armed and form.other(text):
+                self._after_question()
+            else:
+                self.focus()
+                self.refresh_bindings()
+            return
         self._resolve("deny", feedback=text or None)
 
     def _resolve(self, behavior: str, *, remember: bool = False, feedback: str | None = None) -> None:
@@ -285,6 +347,9 @@ class PermissionPrompt(Vertical, can_focus=True):
                 self.post_message(self.Settled())
             return
         self.display = True
+        if request.tool_name == QUESTION_TOOL:
+            self._show_question(request)
+            return
         plan_exit = request.tool_name == PLAN_EXIT
         title: list[Content] = [
             Content.styled("◆ Plan ready  " if plan_exit else "⚠ Permission needed  ",
@@ -306,6 +371,21 @@ class PermissionPrompt(Vertical, can_focus=True):
         diff.display = bool(request.diff)
         self.query_one("#permission-body").scroll_home(animate=False)
         self.set_class(bool(request.danger), "-danger")
+        self.fit(*self.app.size)
+        self.query_one("#permission-feedback-row").display = False
+        self.query_one("#permission-keys").display = True
+        if self._armed:
+            self.focus()
+        self.refresh_bindings()
+
+    def _show_question(self, request: PermissionRequested) -> None:
+        form = self.question
+        assert form is not None
+        self.query_one("#permission-title", Static).update(form.title())
+        self.query_one("#permission-subject", Static).update(form.body())
+        self.query_one(DiffView).display = False
+        self.query_one("#permission-body").scroll_home(animate=False)
+        self.set_class(False, "-danger")
         self.fit(*self.app.size)
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
@@ -382,6 +462,15 @@ class PermissionPrompt(Vertical, can_focus=True):
             return Content.assemble((key, style), label)
 
         offers_always = self.offers_always(request)
+        form = self.question
+        if form is not None and not form.done:
+            choices = form.keys(armed)
+            if not armed:
+                choices.append(Content.styled("arming…", "$text-muted italic"))
+            columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
+            rows = key_rows(choices, columns)
+            self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
+            return sum(max(-(-row.cell_length // columns), 1) for row in rows)
         if request.tool_name == PLAN_EXIT:
             choices = [
                 choice("y", "$text-success bold", " approve, ask before edits"),
