@@ -1,9 +1,9 @@
-"""Read: a text file as `cat -n` numbered lines, a window of it at a time."""
+"""Read: a text file as `cat -n` numbered lines, a window of it at a time; an image as an
+`image` block and a PDF as a `document` block (tools/media.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,6 +19,17 @@ from agent_tui.tools.base import (
     resolve_path,
 )
 from agent_tui.tools.file_state import record_read
+from agent_tui.tools.media import (
+    MAX_PDF_PAGES,
+    ImageError,
+    PdfError,
+    image_file_block,
+    is_image_path,
+    is_pdf_path,
+    parse_pages,
+    pdf_document_block,
+    unsendable_note,
+)
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -42,7 +53,11 @@ recommended to read the whole file by not providing these parameters.
 - Any lines longer than {MAX_LINE_CHARS} characters will be truncated.
 - Results are returned using cat -n format, with line numbers starting at 1.
 - This tool reads files, not directories. To list a directory, use the Bash tool with `ls` or the Glob tool.
-- Binary files cannot be read.
+- This tool allows you to read images (PNG, JPEG, GIF, WebP). When reading an image file the contents are \
+presented visually.
+- This tool can read PDF files (.pdf). For large PDFs (more than 10 pages), you MUST provide the pages \
+parameter to read specific page ranges (e.g., pages: "1-5"). Maximum 20 pages per request.
+- Other binary files cannot be read.
 - You can call multiple tools in a single response. It is always better to speculatively read \
 multiple potentially useful files in parallel.
 - If you read a file that exists but has empty contents you will receive a system reminder \
@@ -74,6 +89,11 @@ class ReadTool(ReadOnlyTool):
                 "type": "integer",
                 "description": "The number of lines to read. Only provide if the file is too large to read at once.",
             },
+            "pages": {
+                "type": "string",
+                "description": 'Page range for PDF files (e.g., "1-5", "3", "10-20"). Only applicable to PDF '
+                f"files. Maximum {MAX_PDF_PAGES} pages per request.",
+            },
         },
         "required": ["file_path"],
         "additionalProperties": False,
@@ -93,11 +113,23 @@ class ReadTool(ReadOnlyTool):
             return f"{path} is not a regular file."
         if not os.access(path, os.R_OK):
             return f"Permission denied: {path}"
+        if "pages" in input:
+            if not is_pdf_path(path):
+                return "The pages parameter only applies to PDF files."
+            try:
+                start, end = parse_pages(input["pages"])
+            except ValueError:
+                return f'Invalid pages parameter {input["pages"]!r}: use a page number or a range such as "1-5".'
+            if end - start + 1 > MAX_PDF_PAGES:
+                return f"At most {MAX_PDF_PAGES} pages are read per call; asked for {end - start + 1}."
         return None
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
         # normalised but not symlink-resolved: the key the read-state cache uses
         path = Path(os.path.abspath(resolve_path(input["file_path"], ctx.cwd)))
+        if is_image_path(path) or is_pdf_path(path):
+            yield await asyncio.to_thread(_read_media, path, input.get("pages"))
+            return
         start = max(input.get("offset") or 1, 1)
         limit = input.get("limit") or DEFAULT_LIMIT
         try:
@@ -123,6 +155,24 @@ class ReadTool(ReadOnlyTool):
             "excerpt": "\n".join(window.lines[:EXCERPT_LINES]),
         }
         yield ToolResult(_render(window, start), data=data)
+
+
+def _read_media(path: Path, pages: str | None) -> ToolResult:
+    """An image or a PDF as the block the API takes.  An image that cannot be sent leaves a
+    note in its place, which ends the query with `image_error` before the next request."""
+    try:
+        if is_pdf_path(path):
+            pdf = pdf_document_block(path, pages)
+            return ToolResult([pdf.block], data={"path": str(path), "media": pdf.describe()})
+        image = image_file_block(path)
+    except ImageError as exc:
+        note = f"Image {path} could not be sent to the model: {exc}."
+        return ToolResult([unsendable_note(note)], is_error=True, data={"path": str(path), "image_error": str(exc)})
+    except PdfError as exc:
+        return ToolResult(str(exc), is_error=True, data={"path": str(path)})
+    except OSError as exc:
+        return ToolResult(f"Could not read {path}: {exc.strerror or exc}", is_error=True)
+    return ToolResult([image.block], data={"path": str(path), "media": image.describe()})
 
 
 def _looks_binary(path: Path) -> bool:

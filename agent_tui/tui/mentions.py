@@ -2,7 +2,10 @@
 
 An attached file reaches the model the way Claude Code sends one: the text of
 a Read call and its result, ahead of the prompt.  The Read goes through the
-session's own Read tool, so the file counts as read and may be edited next.
+session's own Read tool, so the file counts as read and may be edited next; an
+image or a PDF arrives as the Read tool's own `image` or `document` block.  A word
+of the prompt that is wholly the path of an image (a dragged or pasted file) is
+attached too, without the `@`.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.messages import ATTACHMENT_CALL, ATTACHMENT_RESULT
+from ..tools.media import human_size, is_image_path
 
 if TYPE_CHECKING:
     from ..tools.base import ToolResult
 
 MENTION = re.compile(r"(?<![\w@])@((?:\\ |[^\s])+)")
 MAX_CANDIDATES = 12
+_WORD = re.compile(r"(?<!\S)'([^']+)'|(?<!\S)\"([^\"]+)\"|((?:\\ |\S)+)")
 
 
 @dataclass
@@ -34,19 +39,37 @@ class Prompt:
 
     @property
     def attachment_labels(self) -> list[str]:
-        return [f"@{p.name} attached" for p in self.files]
+        return [_label(p) for p in self.files]
+
+
+def _label(path: Path) -> str:
+    """"@a.py attached", and for an image its size: the transcript's one-line placeholder."""
+    if not is_image_path(path):
+        return f"@{path.name} attached"
+    try:
+        size = human_size(path.stat().st_size)
+    except OSError:
+        size = "unreadable"
+    return f"@{path.name} attached · image {size}"
 
 
 def mentioned_files(text: str, cwd: Path) -> list[Path]:
-    """Existing files named by `@path` mentions, in order, without duplicates."""
+    """Existing files named by `@path` mentions, then image files named by a whole word of
+    the prompt (a pasted path), in order, without duplicates."""
     found: list[Path] = []
-    for match in MENTION.finditer(text):
-        raw = match.group(1).replace("\\ ", " ").rstrip(".,;:!?)")
+    raws = [m.group(1).replace("\\ ", " ").rstrip(".,;:!?)") for m in MENTION.finditer(text)]
+    for raw in raws + [w for w in _words(text) if is_image_path(w) and not w.startswith("@")]:
         path = Path(raw).expanduser()
         path = path if path.is_absolute() else cwd / path
         if path.is_file() and path not in found:
             found.append(path)
     return found
+
+
+def _words(text: str) -> list[str]:
+    """The prompt's words, a quoted one or one whose spaces are escaped taken whole (terminals
+    paste a dragged file's path so); an apostrophe inside a word is just a letter."""
+    return [q1 or q2 or plain.replace("\\ ", " ") for q1, q2, plain in _WORD.findall(text)]
 
 
 def path_candidates(partial: str, cwd: Path) -> list[str]:
@@ -86,12 +109,18 @@ async def prompt_content(prompt: Prompt, session: Any) -> str | list[dict[str, A
         call = {"file_path": str(path)}
         result = await _read(read, call, session) if read is not None else _plain_read(path)
         blocks.append({"type": "text", "text": ATTACHMENT_CALL + json.dumps(call)})
-        blocks.append({"type": "text", "text": ATTACHMENT_RESULT + result})
+        if isinstance(result, str):
+            blocks.append({"type": "text", "text": ATTACHMENT_RESULT + result})
+            continue
+        for block in result:
+            # An image or document goes as is; text (an image's "could not be sent" note keeps its mark).
+            is_text = block.get("type") == "text"
+            blocks.append({**block, "text": ATTACHMENT_RESULT + block.get("text", "")} if is_text else block)
     blocks.append({"type": "text", "text": prompt.text})
     return blocks
 
 
-async def _read(tool: Any, call: dict[str, Any], session: Any) -> str:
+async def _read(tool: Any, call: dict[str, Any], session: Any) -> str | list[dict[str, Any]]:
     from ..tools.base import ToolResult  # loaded with the session
 
     result: ToolResult | None = None
@@ -100,8 +129,7 @@ async def _read(tool: Any, call: dict[str, Any], session: Any) -> str:
             result = item
     if result is None:
         return "(no result)"
-    content = result.content
-    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+    return result.content
 
 
 def _plain_read(path: Path) -> str:

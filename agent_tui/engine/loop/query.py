@@ -48,6 +48,7 @@ from ..context.compaction import CompactionFailed, CompactionInterrupted, compac
 from ..context.pipeline import prepare
 from ..context.window import CompactionSettings, ContextTracking, PipelineEnv
 from ..hooks import HookOutcome, HookRunner, stop_hook_block_cap
+from ..images import check_images, image_error_message
 from ..messages import (
     INTERRUPTED_FOR_TOOL_USE,
     INTERRUPTED_MESSAGE,
@@ -102,6 +103,8 @@ class TerminalReason(str, enum.Enum):
     MAX_OUTPUT_TOKENS = "max_output_tokens"
     # --max-budget-tokens spent, or diminishing returns while wrapping up.
     TOKEN_BUDGET = "token_budget"
+    # An image the API cannot take (too large after resizing, corrupt, unsupported).
+    IMAGE_ERROR = "image_error"
 
 
 # A hook's deliberate stop ends the query as intended, not as a failure (as in Claude Code).
@@ -379,6 +382,9 @@ class _Query:
         """Stream the request, retrying what is retryable; a fallback or a reactive compact
         continues the loop, an abort or an error that cannot be recovered ends it."""
         state = turn.state
+        images = check_images(turn.messages)
+        if images.problems:
+            return self.fail(state, TerminalReason.IMAGE_ERROR, images.messages, image_error_message(images.problems))
         turn.request = self.request(turn)
         try:
             turn.streamed, turn.executor = await self.attempts.stream(

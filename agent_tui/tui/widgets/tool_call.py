@@ -47,6 +47,8 @@ def result_hint(record: ToolRecord) -> str:
         return f"exit {data['exit_code']} · {lines} line{'s' * (lines != 1)}"
     if "lines_read" in data:
         return f"{data['lines_read']} lines"
+    if isinstance(data.get("media"), str):
+        return data["media"]  # an image or PDF: "image PNG 1024×768 · 234 KB"
     if isinstance(data.get("matches"), int):
         return f"{data['matches']} match{'es' * (data['matches'] != 1)}"
     if isinstance(data.get("count"), int):
