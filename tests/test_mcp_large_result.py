@@ -12,6 +12,7 @@ import pytest
 from agent_tui.engine import mcp_stdio
 from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.permissions.policy import PermissionPolicy
+from tests import test_mcp
 from tests.engine_helpers import make_session, tool_results
 from tests.loopback import reply, tool_use
 
@@ -150,3 +151,36 @@ async def test_an_answer_nested_too_deeply_to_read_fails_its_call_at_once(api, t
     assert "the answer could not be read" in str(deep["content"]) and "recursion limit" in str(deep["content"])
     [plain] = tool_results(api.requests[2].body)
     assert plain["content"] == "plain answer" and not plain.get("is_error")
+
+
+# test_mcp.py's probe server over HTTP, started with the `probe` below.
+http_probe = test_mcp.http_probe
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> dict[str, Any]:
+    """The probe server of test_mcp.py, its `dump` tool answering 5 MB of text."""
+    script = tmp_path / "probe_server.py"
+    script.write_text(test_mcp.PROBE_SERVER.replace('"x" * 150_000', '"x" * 5_000_000'))
+    return {"command": sys.executable, "args": [str(script)], "env": {"PROBE_DIR": str(tmp_path)}}
+
+
+async def test_a_large_answer_over_http_is_saved_and_the_server_stays_connected(api, tmp_path, http_probe):
+    """Over 1 MiB in one SSE event the SDK's default takes for a lost connection, and the server
+    was gone for the rest of the session."""
+    api.push(
+        reply(tool_use("mcp__web__dump", {}, id="t_dump")),
+        reply(tool_use("mcp__web__lookup", {"word": "otter"}, id="t_lookup")),
+        reply("done"),
+    )
+    session = make_session(api.url, tmp_path, policy=PermissionPolicy(allow=["mcp__web"]),
+                           mcp_servers={"web": {"type": "http", "url": http_probe}})
+    terminal = await session.submit("dump, then look up otter")
+    await session.aclose()
+
+    assert terminal.reason is TerminalReason.COMPLETED
+    [dump] = tool_results(api.requests[1].body)
+    assert not dump.get("is_error")
+    assert str(dump["content"]).startswith("Output too large (5,000,028 characters")
+    [lookup] = tool_results(api.requests[2].body)
+    assert lookup["content"] == "otter: a word the probe knows"

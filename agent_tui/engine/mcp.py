@@ -36,7 +36,7 @@ from mcp.shared.message import SessionMessage
 
 from .. import __version__
 from ..tools.mcp import McpCallError, McpTool, McpToolSpec, ProgressSink
-from .mcp_stdio import stdio_transport
+from .mcp_stdio import MAX_MESSAGE_BYTES, stdio_transport
 
 McpState = Literal["connecting", "connected", "failed", "closed"]
 
@@ -302,7 +302,9 @@ class McpConnection:
             streams = sse_client(config.url, headers=config.headers or None)
         else:
             client = await stack.enter_async_context(create_mcp_http_client(headers=config.headers or None))
-            streams = streamable_http_client(config.url, http_client=client)
+            # The SDK's default (1 MiB an event) would take a large answer for a lost connection
+            # and the server down with it; the tool caps what the model gets.
+            streams = streamable_http_client(config.url, http_client=client, max_sse_event_size=MAX_MESSAGE_BYTES)
         read, write = await stack.enter_async_context(streams)
         return read, write
 

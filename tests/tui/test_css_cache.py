@@ -250,7 +250,7 @@ async def test_a_cache_file_holding_code_is_never_run_and_the_app_starts(
     for name in ("css-00000000.pickle", "css-109bf34a.pickle", current.name):
         (folder / name).write_bytes(poison)
     (folder / "css-11111111.json").write_text(
-        '{"identity": null, "entries": [[["os.system", "touch %s"], ["os.system", "touch %s"]]]}' % (marker, marker)
+        f'{{"identity": null, "entries": [[["os.system", "touch {marker}"], ["os.system", "touch {marker}"]]]}}'
     )
     parser = CountingParse(monkeypatch)
     app, _recorded = make_app(api, tmp_path)
@@ -279,7 +279,9 @@ def test_a_json_file_naming_anything_outside_the_table_is_parsed_around(
     assert parser.calls == 1  # the entry with the unknown tag only
 
 
-def test_a_selector_or_style_of_the_wrong_shape_is_parsed_around(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_selector_or_style_of_the_wrong_shape_is_parsed_around(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Data of the wrong shape (a rule named by a number, a selector type that is a string)
     would make styling fail later: it is refused when read."""
     variables = theme_variables()
