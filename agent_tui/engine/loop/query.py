@@ -61,7 +61,6 @@ from ..messages import (
 )
 from ..models.base import ModelClient, ModelError, context_window_for, output_cap_for
 from ..models.stream import DEFAULT_MAX_TOKENS, ModelRequest
-from ..models.thinking import continues_with_thinking, thinking_for
 from ..permissions.policy import PermissionPolicy
 from .attempts import (
     Aborted,
@@ -549,22 +548,17 @@ class _Query:
     # -- what the phases share -------------------------------------------------------------
 
     def request(self, turn: _Turn) -> ModelRequest:
+        """The turn's request in the neutral vocabulary; the client makes its provider's
+        details of it (the Messages API's thinking object and beta headers: models/thinking.py)."""
         params = self.params
-        thinking = thinking_for(
-            turn.model, params.thinking, turn.max_tokens, effort=params.effort, tools=bool(self.api_tools)
-        )
-        api_messages = normalize_for_api(turn.messages)
-        if not continues_with_thinking(api_messages, thinking.thinking):
-            thinking = replace(thinking, thinking=None, betas=())
         return ModelRequest(
             model=turn.model,
-            messages=api_messages,
+            messages=normalize_for_api(turn.messages),
             system=turn.state.system,
             tools=self.api_tools,
             max_tokens=turn.max_tokens,
-            thinking=thinking.thinking,
-            effort=thinking.effort,
-            betas=thinking.betas,
+            reasoning=params.thinking,
+            effort=params.effort,
             prompt_caching=params.prompt_caching,
         )
 

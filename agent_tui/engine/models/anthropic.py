@@ -138,9 +138,12 @@ class AnthropicModel(ModelClient):
         return request_body(request, caching=caching)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        from .thinking import request_thinking
+
         caching = request.prompt_caching and self.prompt_caching_supported
+        betas = request_thinking(request).betas
         try:
-            async for event in self._stream_body(self.request_body(request, caching=caching), request.betas):
+            async for event in self._stream_body(self.request_body(request, caching=caching), betas):
                 yield event
             return
         except ModelError as err:
@@ -154,7 +157,7 @@ class AnthropicModel(ModelClient):
             "The server rejected prompt caching (cache_control); continuing without it. "
             "Set promptCaching to false in settings to skip this."
         )
-        async for event in self._stream_body(self.request_body(request, caching=False), request.betas):
+        async for event in self._stream_body(self.request_body(request, caching=False), betas):
             yield event
 
     async def _stream_body(self, body: dict[str, Any], betas: tuple[str, ...]) -> AsyncIterator[StreamEvent]:
@@ -198,6 +201,7 @@ class AnthropicModel(ModelClient):
 def request_body(request: ModelRequest, *, caching: bool) -> dict[str, Any]:
     """The JSON body of a streaming Messages-API request (cache markers when `caching`)."""
     from .caching import cached_messages, cached_system, cached_tools, system_text
+    from .thinking import request_thinking
 
     body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
     if request.system:
@@ -205,10 +209,11 @@ def request_body(request: ModelRequest, *, caching: bool) -> dict[str, Any]:
     body["messages"] = cached_messages(request.messages) if caching else request.messages
     if request.tools:
         body["tools"] = cached_tools(request.tools) if caching else request.tools
-    if request.thinking:
-        body["thinking"] = request.thinking
-    if request.effort:
-        body["output_config"] = {"effort": request.effort}
+    thinking = request_thinking(request)
+    if thinking.thinking:
+        body["thinking"] = thinking.thinking
+    if thinking.effort:
+        body["output_config"] = {"effort": thinking.effort}
     body["stream"] = True
     return body
 

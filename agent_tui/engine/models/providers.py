@@ -79,12 +79,14 @@ class ProviderModel(ModelClient):
         import anthropic
 
         from .stream import StreamAccumulator
+        from .thinking import request_thinking
 
         body = request_body(request, caching=request.prompt_caching)
         body.pop("stream")
         extra: dict[str, Any] = {}
-        if request.betas:
-            extra["extra_headers"] = {"anthropic-beta": ",".join(request.betas)}
+        betas = request_thinking(request).betas
+        if betas:
+            extra["extra_headers"] = {"anthropic-beta": ",".join(betas)}
         acc = StreamAccumulator()
         try:
             events = await self._client.messages.create(stream=True, **body, **extra)

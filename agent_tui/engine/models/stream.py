@@ -24,13 +24,17 @@ class ModelRequest:
     system: str | list[dict[str, Any]] = ""
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int = DEFAULT_MAX_TOKENS
-    # The API's `thinking` object, e.g. {"type": "adaptive"} (engine/models/thinking.py decides).
-    thinking: dict[str, Any] | None = None
-    # output_config.effort: "low" | "medium" | "high" | "max".
+    # Extended thinking in the settings' words: "off", "adaptive", a token budget, or None for
+    # the model's default; each provider translates it (engine/models/thinking.py for Claude).
+    reasoning: str | int | None = "off"
+    # How hard the model should try: "low" | "medium" | "high" | "max" (where it can be steered).
     effort: str | None = None
+    # The Messages API's own `thinking` object, e.g. {"type": "adaptive"}: sent as given,
+    # instead of what `reasoning` would become.
+    thinking: dict[str, Any] | None = None
     # Mark the static prefix and the newest message for the prompt cache (engine/models/caching.py).
     prompt_caching: bool = False
-    # anthropic-beta flags this request needs.
+    # anthropic-beta flags sent as given, with `thinking`.
     betas: tuple[str, ...] = ()
 
 

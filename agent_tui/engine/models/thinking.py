@@ -12,10 +12,13 @@ budget.  A budget must stay below max_tokens, and at least 1024.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from .base import model_generation
+
+if TYPE_CHECKING:
+    from .stream import ModelRequest
 
 # Budget thinking between tool calls needs this beta; adaptive thinking interleaves on its own.
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
@@ -67,6 +70,20 @@ def continues_with_thinking(messages: list[dict[str, Any]], thinking: dict[str, 
         return True
     blocks = previous.get("content") or []
     return bool(blocks) and blocks[0].get("type") in ("thinking", "redacted_thinking")
+
+
+def request_thinking(request: ModelRequest) -> ThinkingRequest:
+    """What a Messages-API request carries for the provider-neutral `request`: its explicit
+    `thinking` object (and betas) when it has one, else what its `reasoning` setting means for
+    the model, dropped where the history cannot continue with thinking."""
+    if request.thinking is not None or request.betas:
+        return ThinkingRequest(request.thinking, request.effort, request.betas)
+    thinking = thinking_for(
+        request.model, request.reasoning, request.max_tokens, effort=request.effort, tools=bool(request.tools)
+    )
+    if not continues_with_thinking(request.messages, thinking.thinking):
+        thinking = replace(thinking, thinking=None, betas=())
+    return thinking
 
 
 def thinking_for(
