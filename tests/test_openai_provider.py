@@ -420,3 +420,11 @@ async def test_answers_end_at_done_and_the_connection_is_kept_alive(oai):
     finally:
         await model.aclose()
     assert oai.connections == 1
+
+
+@pytest.mark.parametrize(("model", "effort", "sent"), [("o4-mini", "max", "high"), ("gpt-5-mini", "low", "low"),
+                                                       ("gpt-4.1", "high", None), ("qwen3-coder", "high", None)])
+async def test_effort_is_reasoning_effort_for_reasoning_models_only(oai, model, effort, sent):
+    oai.push(chat("ok"))
+    await collect(direct(oai), ModelRequest(model=model, messages=[{"role": "user", "content": "hi"}], effort=effort))
+    assert oai.requests[0].body.get("reasoning_effort") == sent

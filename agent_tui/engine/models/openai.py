@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from .base import ModelClient, ModelError
+from .facts import facts_for
 
 if TYPE_CHECKING:  # loaded with the first request, not the first frame
     import httpx2
@@ -182,6 +183,9 @@ def chat_body(request: ModelRequest, *, limit_field: str = "max_tokens") -> dict
     for message in request.messages:
         messages.extend(chat_messages(message))
     body: dict[str, Any] = {"model": request.model, "messages": messages, limit_field: request.max_tokens}
+    if request.effort and facts_for(request.model, "openai").thinking:
+        # OpenAI's reasoning models take low | medium | high.
+        body["reasoning_effort"] = "high" if request.effort == "max" else request.effort
     tools = [chat_tool(t) for t in request.tools if "input_schema" in t]
     if tools:
         body["tools"] = tools
