@@ -469,3 +469,27 @@ def test_print_mode_uses_mcp_config_and_stops_the_server(api, tmp_path, probe):
     assert json.loads(out.stdout)["result"] == "An otter."
     assert tool_results(api.requests[1].body)[0]["content"] == "otter: a word the probe knows"
     assert "mcp__probe__lookup" in offered_tools(api.requests[0].body)
+
+
+async def test_plan_mode_asks_before_a_tool_its_server_calls_read_only_and_refuses_the_others(api, tmp_path, probe):
+    """In plan mode only reads run: a hinted MCP tool may be one, so the person is asked (not refused
+    outright); a tool without the hint is refused as any change is."""
+    api.push(
+        reply(
+            tool_use("mcp__probe__lookup", {"word": "a"}, id="t_a"),
+            tool_use("mcp__probe__write_note", {"text": "hi"}, id="t_note"),
+        ),
+        reply("done"),
+    )
+    session = make_session(api.url, tmp_path, mcp_servers={"probe": probe},
+                           policy=PermissionPolicy(mode="plan"))
+    rec = Recorder(session)
+    auto_answer(session, PermissionAnswer("allow"))
+
+    await session.submit("look it up")
+    await session.aclose()
+
+    assert [p.tool_use_id for p in rec.of(ev.PermissionRequested)] == ["t_a"]
+    done = {f.tool_use_id: f.is_error for f in rec.of(ev.ToolFinished)}
+    assert done == {"t_a": False, "t_note": True}
+    assert not (tmp_path / "note.txt").exists()

@@ -339,11 +339,14 @@ class PermissionPolicy:
             leaves = _safe_call(getattr(tool, "leaves_sandbox", lambda _: False), input)
             return self._decide_bash(input["command"], read_only, env, sandboxed, leaves)
         target = path_target(tool.name, input, env)
-        decision = self._decide_path_tool(tool.name, input, read_only, target, env)
+        # an MCP tool its server calls read-only (the hint lets it run beside others once allowed)
+        hinted = tool.name.startswith("mcp__") and _safe_call(tool.is_concurrency_safe, input)
+        decision = self._decide_path_tool(tool.name, input, read_only, target, env, hinted=hinted)
         return decision if target is None else dataclasses.replace(decision, resolved=target.resolved)
 
     def _decide_path_tool(
-        self, name: str, input: dict[str, Any], read_only: bool, target: PathTarget | None, env: WorkingDirs
+        self, name: str, input: dict[str, Any], read_only: bool, target: PathTarget | None, env: WorkingDirs,
+        *, hinted: bool = False,
     ) -> Decision:
         for entry, rule in self._rules("deny"):
             if self._matches(rule, entry, name, input, target, env):
@@ -353,7 +356,14 @@ class PermissionPolicy:
         if name == "AskUserQuestion":
             return self._decide_question()
         if self.mode == "plan" and not read_only and name not in NO_PERMISSION_TOOLS:
-            return _plan_denial(name)
+            if not hinted:
+                return _plan_denial(name)
+            # an MCP tool its server calls read-only: a rule or a person may let it run while planning
+            for entry, rule in self._rules("allow"):
+                if self._matches(rule, entry, name, input, target, env):
+                    return Decision("allow", rule=entry.rule, reason="rule")
+            return self._ask(name, f"{name} says it only reads (its server's claim): run it in plan mode?",
+                             suggest_for_path(name, target, env), "plan_read_only")
         if target is not None and target.kind == "write":
             danger = sensitive_write_reason(
                 target.resolved, cwd=env.cwd, home=Path(env.home), settings_dirs=(config_dir(),)
@@ -386,7 +396,9 @@ class PermissionPolicy:
                 )
             if self.mode == "acceptEdits":
                 return Decision("allow", reason="mode")
-        return self._ask(name, f"{name} wants to {_verb(name)}.", suggest_for_path(name, target, env), "default")
+        return self._ask(
+            name, f"{name} wants to {_verb(name)}.", suggest_for_path(name, target, env, input), "default"
+        )
 
     def _decide_plan_exit(self) -> Decision:
         """ExitPlanMode: a person (or a PreToolUse hook speaking for them) ends plan mode; no rule or mode does."""
@@ -776,4 +788,5 @@ def _verb(name: str) -> str:
         "Edit": "edit a file",
         "MultiEdit": "edit a file",
         "NotebookEdit": "edit a notebook",
+        "WebFetch": "fetch a web page",
     }.get(name, "run")
