@@ -26,7 +26,7 @@ from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPoli
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from tests.engine_helpers import FAST_RETRY, Recorder, auto_answer
-from tests.openai_loopback import OpenAILoopback, call, chat, chunk_error, error, html_error
+from tests.openai_loopback import OpenAILoopback, call, chat, chunk_error, error, html_error, raw_chunks
 
 AGENT = str(Path(sys.executable).with_name("agent-tui"))
 KEY_ENV = "LOOPBACK_OPENAI_KEY"
@@ -428,3 +428,22 @@ async def test_effort_is_reasoning_effort_for_reasoning_models_only(oai, model, 
     oai.push(chat("ok"))
     await collect(direct(oai), ModelRequest(model=model, messages=[{"role": "user", "content": "hi"}], effort=effort))
     assert oai.requests[0].body.get("reasoning_effort") == sent
+
+
+async def test_whole_calls_without_an_index_or_an_id_are_told_apart(oai):
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "qwen3-coder"}
+    calls = [{"type": "function", "function": {"name": "Read", "arguments": '{"file_path": "/a"}'}},
+             {"type": "function", "function": {"name": "Read", "arguments": '{"file_path": "/b"}'}}]
+    oai.push(raw_chunks(
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": calls[:1]},
+                              "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"tool_calls": calls[1:]}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        "[DONE]"))
+    events = await collect(direct(oai), hi())
+
+    stop = events[-1]
+    uses = [b for b in stop.message["content"] if b["type"] == "tool_use"]
+    assert [u["input"] for u in uses] == [{"file_path": "/a"}, {"file_path": "/b"}]
+    assert len({u["id"] for u in uses}) == 2 and all(u["id"].startswith("call_") for u in uses)
+    assert stop.stop_reason == "tool_use"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -293,7 +294,7 @@ class ChunkTranslator:
         self.usage: dict[str, int] = {}
         self._next_index = 0
         self._open: tuple[str, int] | None = None  # (kind, block index); kind "thinking" | "text" | "tool:N"
-        self._tools: set[int] = set()
+        self._tools: dict[int, str] = {}  # tool-call position -> its id
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
@@ -343,13 +344,13 @@ class ChunkTranslator:
             self._tool_delta(out, call)
 
     def _tool_delta(self, out: list[StreamEvent], call: dict[str, Any]) -> None:
-        position = call.get("index", 0)
+        position = self._position(call)
         function = call.get("function") or {}
         kind = f"tool:{position}"
         if position not in self._tools:
-            self._tools.add(position)
-            block = {"type": "tool_use", "id": call.get("id") or f"call_{position}",
-                     "name": function.get("name") or "", "input": {}}
+            # A server that sends no id gets one unique in the history (ids pair results).
+            self._tools[position] = call.get("id") or "call_" + secrets.token_hex(12)
+            block = {"type": "tool_use", "id": self._tools[position], "name": function.get("name") or "", "input": {}}
             self._ensure(out, kind, block)
         elif self._open is None or self._open[0] != kind:
             raise ModelError("api_error", f"Tool call {position} went on after the next one began", mid_stream=True)
@@ -358,6 +359,22 @@ class ChunkTranslator:
             assert self._open is not None
             self._push(out, {"type": "content_block_delta", "index": self._open[1],
                              "delta": {"type": "input_json_delta", "partial_json": arguments}})
+
+    def _position(self, call: dict[str, Any]) -> int:
+        """The call's position: its `index`; for servers that send whole calls without one
+        (or reuse an index for another id), the call with its id, a nameless fragment the call
+        being streamed, else the next position."""
+        index, call_id = call.get("index"), call.get("id")
+        named = bool((call.get("function") or {}).get("name"))
+        if isinstance(index, int) and (not call_id or self._tools.get(index, call_id) == call_id):
+            if not (named and not call_id and index in self._tools):
+                return index
+        for position, known in self._tools.items():
+            if call_id and known == call_id:
+                return position
+        if not call_id and not named and self._open is not None and self._open[0].startswith("tool:"):
+            return int(self._open[0][5:])  # more arguments for the call being streamed
+        return max(self._tools, default=-1) + 1
 
     def _ensure(self, out: list[StreamEvent], kind: str, block: dict[str, Any]) -> int:
         if self._open is not None and self._open[0] == kind:
