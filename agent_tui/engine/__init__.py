@@ -13,11 +13,13 @@ if TYPE_CHECKING:
     from .events import PermissionRequested as PermissionRequest
     from .loop.query import Terminal, TerminalReason
     from .messages import valid_utf8
+    from .models.base import ModelClient
     from .permissions.policy import PermissionAnswer
     from .session import Result, Session, SessionOptions
 
 __all__ = [
     "Event",
+    "ModelClient",
     "PermissionAnswer",
     "PermissionRequest",
     "Result",
@@ -34,6 +36,8 @@ _WHERE = {
     "Event": (".events", "Event"),
     "PermissionRequest": (".events", "PermissionRequested"),
     "PermissionAnswer": (".permissions.policy", "PermissionAnswer"),
+    # What a front end hands the session: the model provider's client (docs/architecture.md §9).
+    "ModelClient": (".models.base", "ModelClient"),
     "Result": (".session", "Result"),
     "Session": (".session", "Session"),
     "SessionOptions": (".session", "SessionOptions"),

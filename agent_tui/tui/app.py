@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from textual.driver import Driver
 
     from ..engine import events as ev
-    from ..engine.session import Session
+    from ..engine import Session
     from .bridge import Bridge, EngineEvents
     from .commands import SlashCommand
     from .mentions import Prompt

@@ -18,7 +18,7 @@ from ..paths import shown_path
 from .state import format_seconds, format_tokens
 
 if TYPE_CHECKING:
-    from ..engine.session import Session
+    from ..engine import Session
 
 
 class CommandHost(Protocol):

@@ -21,7 +21,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..engine import events as ev
-from ..engine.session import Session
+from ..engine import Session
 from .mentions import Prompt
 from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary
 from .streaming import TextRun

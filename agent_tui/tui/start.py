@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..engine.models.base import ModelClient
-    from ..engine.session import Session
+    from ..engine import ModelClient
+    from ..engine import Session
 
 
 # The session, and the `.mcp.json` servers nobody approved or rejected yet (the app asks).
@@ -27,7 +27,7 @@ Built = tuple["Session", dict[str, dict]]
 
 def load_engine() -> None:
     """Import what `build` and the app's session wiring use (safe in a thread: only imports)."""
-    from ..engine import session  # noqa: F401  (the loop, executor, context, hooks, permissions, store)
+    from ..engine import Session  # noqa: F401  (the loop, executor, context, hooks, permissions, store)
     from ..tools import registry  # noqa: F401
     from . import bridge, conversation, mentions  # noqa: F401
 
