@@ -13,6 +13,8 @@ A rule is `Tool` (every call of the tool) or `Tool(content)`:
   matches folders only.  `Read(…)` rules cover Glob and Grep too, `Edit(…)`
   rules cover MultiEdit and Write.  Patterns and the paths they are tested
   against are both resolved through symlinks and `..` first.
+- WebFetch: `WebFetch(domain:example.com)` is every URL on that host, `domain:*.example.com`
+  its subdomains.
 - `mcp__server` covers every tool of that MCP server; `Tool(*)` is `Tool`.
 """
 
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...shell.classify import is_read_only_part, read_paths
 from ...shell.danger import INTERPRETERS
@@ -38,6 +41,7 @@ EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 PATH_TOOLS = READ_TOOLS | EDIT_TOOLS
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w.-]*\*?")
 _GLOB_CHARS = frozenset("*?[")
+DOMAIN_PREFIX = "domain:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,12 +211,25 @@ def _relative(path: str, root: str) -> str | None:
 
 
 def generic_matches(content: str, input: dict[str, Any]) -> bool:
-    """Content of a rule for a tool without its own syntax: a glob on its path, pattern or URL."""
+    """Content of a rule for a tool without its own syntax: a glob on its path, pattern or URL;
+    `domain:host` (WebFetch's rules) matches a `url` on that host, `domain:*.example.com` its subdomains."""
+    if content.startswith(DOMAIN_PREFIX):
+        host = url_host(input.get("url"))
+        pattern = content[len(DOMAIN_PREFIX) :].strip().lower()
+        return bool(host) and fnmatch.fnmatchcase(host, pattern)
     for key in ("file_path", "path", "pattern", "url", "notebook_path"):
         value = input.get(key)
         if isinstance(value, str):
             return value == content or fnmatch.fnmatchcase(value, content)
     return False
+
+
+def url_host(url: Any) -> str:
+    """The host of a URL, lower-cased; "" when there is none or the URL does not parse."""
+    try:
+        return (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+    except ValueError:
+        return ""
 
 
 # Environment assignments that do not change which program runs or how it loads:
@@ -394,8 +411,13 @@ def _suggest_part(part: CommandPart, env: WorkingDirs) -> str | None:
     return f"Bash({text}:*)"
 
 
-def suggest_for_path(name: str, target: PathTarget | None, env: WorkingDirs) -> str | None:
+def suggest_for_path(
+    name: str, target: PathTarget | None, env: WorkingDirs, input: dict[str, Any] | None = None
+) -> str | None:
     if name not in PATH_TOOLS:
+        host = url_host((input or {}).get("url"))
+        if host and not any(c in host for c in "*?[]()"):
+            return f"{name}({DOMAIN_PREFIX}{host})"  # a fetch: its domain, not every URL
         return name if name not in ("Bash",) else None
     if target is None:
         return None
