@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..textbuffer import TextBuffer
 
@@ -70,16 +70,22 @@ class BlockStop:
     block: dict[str, Any]
 
 
+# Why a response ended, in the Messages API's words (other providers map theirs onto these).
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "stop_sequence", "model_context_window_exceeded"
+]
+
+
 @dataclass(slots=True)
 class MessageDelta:
-    stop_reason: str | None
+    stop_reason: StopReason | str | None
     usage: dict[str, int]
 
 
 @dataclass(slots=True)
 class MessageStop:
     message: dict[str, Any]
-    stop_reason: str | None
+    stop_reason: StopReason | str | None
     usage: dict[str, int]
 
 
