@@ -17,6 +17,7 @@ from agent_tui.tools.multiedit import MultiEditTool
 from agent_tui.tools.read import ReadTool
 from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tools.todo import TodoWriteTool
+from agent_tui.tools.webfetch import WebFetchTool
 from agent_tui.tools.write import WriteTool
 
 if TYPE_CHECKING:
@@ -42,5 +43,6 @@ def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> 
         KillShellTool(),
         ExitPlanModeTool(),
         AskUserQuestionTool(),
+        WebFetchTool(),
     ]
 
