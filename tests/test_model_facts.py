@@ -73,3 +73,24 @@ def test_print_mode_takes_an_unknown_models_window_cap_and_price_from_settings(t
         assert srv.requests[0].body["max_tokens"] == 4096
         assert result["total_cost_usd"] == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1_000_000)
         assert result["usage"]["input_tokens"] == 1000 and result["usage"]["output_tokens"] == 500
+
+
+@pytest.mark.parametrize(("model", "thinks", "sent"), [
+    ("qwen3:32b", True, {"type": "enabled", "budget_tokens": 16000}),
+    ("claude-sonnet-4-6", False, None),
+    ("qwen3:32b", None, None),
+])
+def test_the_models_setting_says_whether_a_model_thinks(api, tmp_path, model, thinks, sent):
+    from tests.loopback import reply
+    from tests.test_print_mode import env_for
+
+    folder = tmp_path / ".agent-tui"
+    folder.mkdir()
+    facts = {"maxOutputTokens": 32000} if thinks is None else {"maxOutputTokens": 32000, "thinking": thinks}
+    (folder / "settings.json").write_text(json.dumps({"model": model, "models": {model: facts}}))
+    api.push(reply("ok"))
+
+    out = run(["-p", "hi"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert api.requests[0].body.get("thinking") == sent

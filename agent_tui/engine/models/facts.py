@@ -81,6 +81,11 @@ def facts_for(model: str, provider: str | None = None) -> ModelFacts:
     )
 
 
+def overridden() -> frozenset[str]:
+    """The model names the `models` setting gives facts for."""
+    return frozenset(_overrides)
+
+
 def set_overrides(models: Mapping[str, Any]) -> list[str]:
     """Take the `models` setting ({name: {contextWindow, maxOutputTokens, thinking, price:
     {input, output, cacheRead, cacheWrite}}}); returns the problems found (entries skipped)."""

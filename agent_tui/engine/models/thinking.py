@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .base import model_generation
+from .facts import facts_for, overridden
 
 if TYPE_CHECKING:
     from .stream import ModelRequest
@@ -37,6 +38,11 @@ class ThinkingRequest:
 
 
 def supports_thinking(model: str) -> bool:
+    """Whether `model` thinks: as the `models` setting says (a local model that does, a Claude
+    model behind a server that does not), else by its Claude generation."""
+    said = facts_for(model, "anthropic").thinking
+    if said is not None and model_generation(model) is None or model in overridden():
+        return bool(said)
     gen = model_generation(model)
     return gen is not None and (gen[1] >= (4, 0) or gen == ("sonnet", (3, 7)))
 
