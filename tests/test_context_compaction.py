@@ -103,8 +103,9 @@ async def test_autocompact_replaces_a_long_tool_history_with_a_summary_and_the_r
     before = [u.context_tokens for u in between(rec, ev.Usage, before=compaction)]
     later = [u.context_tokens for u in between(rec, ev.Usage, after=compaction)]
     assert before[-1] > threshold * 0.85
-    # the notes read after the compaction add ~6k tokens to a request that starts near 5k
-    assert later[0] == compaction.tokens_after and max(later) < threshold * 0.6
+    # the notes read after the compaction add ~8.5k tokens to a request that starts with the system
+    # prompt, the tool list (which grows with every tool) and the summary
+    assert later[0] == compaction.tokens_after and max(later) - compaction.tokens_after < threshold * 0.4
     # The history left in the session is the compacted one, and valid.
     assert check_history(session.history) == []
     assert session.history[0] == uncached(first)

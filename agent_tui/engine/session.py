@@ -25,6 +25,8 @@ from ..config import Settings
 from ..tools.agent import AgentDefinition
 from ..tools.base import Tool, ToolContext, ToolResult, tool_to_api, with_tools
 from ..tools.file_state import ReadStateWatcher
+from ..tools.skill import NAME as SKILL_TOOL
+from ..tools.skill import SkillDefinition, skills_block
 from . import events as ev
 from .bus import EventBus
 from .claude_files import CustomCommand, load_agents, load_commands
@@ -58,6 +60,7 @@ from .models.base import ModelClient, context_window_for
 from .models.stream import DEFAULT_MAX_TOKENS, ModelRequest
 from .permissions.policy import CYCLE, MODES, PermissionPolicy
 from .pricing import add_usage, total_cost_usd
+from .skills import load_skills
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
 
 if TYPE_CHECKING:
@@ -267,6 +270,10 @@ class Session:
         load = self.options.load_project_files
         self.custom_commands: dict[str, CustomCommand] = load_commands(self.cwd, self.project_problems) if load else {}
         self.agent_types: dict[str, AgentDefinition] = load_agents(self.cwd, self.project_problems) if load else {}
+        # Skills (`engine/skills.py`): listed in the system prompt when the Skill tool can load them.
+        self.skills: dict[str, SkillDefinition] = load_skills(self.cwd, self.project_problems) if load else {}
+        if self.skills and any(t.name == SKILL_TOOL for t in self.tools):
+            self.system_prompt += "\n\n" + skills_block(self.skills)
 
     @property
     def running(self) -> bool:

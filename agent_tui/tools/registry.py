@@ -16,6 +16,7 @@ from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.multiedit import MultiEditTool
 from agent_tui.tools.read import ReadTool
 from agent_tui.tools.sandbox import SandboxConfig
+from agent_tui.tools.skill import SkillTool
 from agent_tui.tools.todo import TodoWriteTool
 from agent_tui.tools.webfetch import WebFetchTool
 from agent_tui.tools.write import WriteTool
@@ -43,6 +44,7 @@ def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> 
         KillShellTool(),
         ExitPlanModeTool(),
         AskUserQuestionTool(),
+        SkillTool(),
         WebFetchTool(),
     ]
 

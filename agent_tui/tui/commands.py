@@ -416,6 +416,21 @@ async def _resume(app: CommandHost, arg: str) -> None:
     app.say(f"Resumed session {app.session.session_id[:8]} ({len(app.session.history)} messages).")
 
 
+async def _skills(app: CommandHost, arg: str) -> None:
+    skills = getattr(app.session, "skills", {})
+    if not skills:
+        app.say("No skills: a skill is a folder with a SKILL.md in .claude/skills/, .agent-tui/skills/ "
+                "or ~/.claude/skills/.")
+        return
+    lines = ["| skill | description | from | allowed tools |", "| --- | --- | --- | --- |"]
+    for skill in skills.values():
+        where = shown_path(str(skill.path), app.session.cwd)
+        lines.append(f"| `{_cell(skill.name)}` | {_cell(skill.description)} | {_cell(where)} | "
+                     f"{_cell(', '.join(skill.allowed_tools))} |")
+    lines.append("\nThe model loads a skill with the Skill tool when its description fits the task.")
+    await app.show_markdown("\n".join(lines))
+
+
 async def _todos(app: CommandHost, arg: str) -> None:
     todos = app.session.todos
     if not todos:
@@ -475,6 +490,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("mcp", "MCP servers, their state and tools", _mcp),
     SlashCommand("resume", "List stored sessions; /resume N or ID continues one", _resume),
     SlashCommand("todos", "The agent's current plan", _todos),
+    SlashCommand("skills", "Skills the model can load (.claude/skills, ~/.claude/skills)", _skills),
     SlashCommand("transcript", "The whole conversation, including pruned entries", _transcript,
                  palette=("Show transcript", "The whole conversation")),
     SlashCommand("export", "Write the conversation as Markdown: /export [FILE]", _export,
