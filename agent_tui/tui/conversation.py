@@ -20,8 +20,8 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ..engine import events as ev
 from ..engine import Session
+from ..engine import events as ev
 from .mentions import Prompt
 from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary
 from .streaming import TextRun

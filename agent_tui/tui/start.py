@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..engine import ModelClient
-    from ..engine import Session
+    from ..engine import ModelClient, Session
 
 
 # The session, and the `.mcp.json` servers nobody approved or rejected yet (the app asks).
