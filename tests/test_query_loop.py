@@ -439,6 +439,6 @@ async def test_request_carries_system_prompt_with_environment_and_tools(api, tmp
     assert "Today's date:" in system
     assert [t["name"] for t in body["tools"]] == [
         "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "TodoWrite", "Agent", "KillShell", "ExitPlanMode",
-        "AskUserQuestion", "Skill", "WebFetch"
+        "AskUserQuestion", "Skill", "WebFetch", "web_search"
     ]
     assert body["stream"] is True

@@ -11,7 +11,7 @@ from agent_tui.tools.registry import default_tools
 def test_the_model_sees_claude_codes_tool_names_in_order():
     assert [t.name for t in default_tools()] == [
         "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "TodoWrite", "Agent", "KillShell", "ExitPlanMode",
-        "AskUserQuestion", "Skill", "WebFetch"]
+        "AskUserQuestion", "Skill", "WebFetch", "WebSearch"]
 
 
 def test_file_tools_summarize_paths_relative_to_the_session_directory(tmp_path):

@@ -19,6 +19,7 @@ from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tools.skill import SkillTool
 from agent_tui.tools.todo import TodoWriteTool
 from agent_tui.tools.webfetch import WebFetchTool
+from agent_tui.tools.websearch import WebSearchTool
 from agent_tui.tools.write import WriteTool
 
 if TYPE_CHECKING:
@@ -46,5 +47,6 @@ def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> 
         AskUserQuestionTool(),
         SkillTool(),
         WebFetchTool(),
+        WebSearchTool(),
     ]
 

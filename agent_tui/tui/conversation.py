@@ -22,6 +22,7 @@ from textual.widgets import Static
 
 from ..engine import Session
 from ..engine import events as ev
+from ..tools.websearch import describe_server_block
 from .mentions import Prompt
 from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary
 from .streaming import TextRun
@@ -138,6 +139,10 @@ class Conversation:
         elif kind in ("thinking", "redacted_thinking") and self._thinking is not None:
             self._thinking.finish()
             self._thinking = None
+        elif (line := describe_server_block(event.block)) is not None:
+            # A web search the API ran inside the answer: one line where it happened.
+            await self._end_text_run()
+            await self.transcript.add(Notice(line, kind="web"))
 
     async def _on_attempt_discarded(self, event: ev.AttemptDiscarded) -> None:
         """The attempt's text and thinking are not part of the conversation: take them off the screen."""

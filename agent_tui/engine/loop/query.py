@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ...tools.base import Tool, ToolContext, tool_to_api, tools_by_name
+from ...tools.base import Tool, ToolContext, tools_by_name
 from .. import events as ev
 from ..bus import child_emitter
 from ..context.compaction import CompactionFailed, CompactionInterrupted, compact_conversation
@@ -62,6 +62,7 @@ from ..messages import (
 from ..models.base import ModelClient, ModelError, context_window_for, output_cap_for
 from ..models.stream import DEFAULT_MAX_TOKENS, ModelRequest
 from ..permissions.policy import PermissionPolicy
+from ..server_tools import request_tools
 from .attempts import (
     Aborted,
     Attempts,
@@ -273,8 +274,9 @@ class _Query:
     def __init__(self, params: QueryParams) -> None:
         self.params = params
         self.emit = child_emitter(params.emit, params.parent_tool_use_id)
-        self.api_tools = [tool_to_api(t) for t in params.tools]
         self.primary = params.model_name or params.model.name
+        # Client tools, and server tools (web search) where this model and the rules allow them.
+        self.api_tools = request_tools(params.tools, self.primary, params.policy)
         self.settings = params.compaction or CompactionSettings()
         self.base_env = PipelineEnv(
             model=params.model,
