@@ -284,3 +284,40 @@ async def test_the_older_claude_code_sdk_string_query_parses_to_the_result(api, 
     result = messages[-1]
     assert isinstance(result, old.ResultMessage) and result.result == "Parsed by the old SDK."
     assert result.duration_api_ms >= 0 and not result.is_error
+
+
+async def test_can_use_tool_may_rewrite_the_input_or_deny_and_interrupt(api, tmp_path):
+    target = tmp_path / "notes.txt"
+    api.push(
+        reply(tool_use("Write", {"file_path": str(target), "content": "as the model wrote it\n"}, id="w1")),
+        reply(tool_use("Bash", {"command": "make deploy"}, id="b1")),
+    )
+
+    async def can_use_tool(name: str, input: dict[str, Any], context: Any) -> Any:
+        if name == "Write":
+            return PermissionResultAllow(updated_input={**input, "content": "as the program rewrote it\n"})
+        return PermissionResultDeny(message="Stop here.", interrupt=True)
+
+    async def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "write, then deploy"}}
+
+    messages = await collect(prompts(), options(api, tmp_path, can_use_tool=can_use_tool))
+
+    assert target.read_text() == "as the program rewrote it\n"
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "error_during_execution"
+    assert len(api.requests) == 2  # the interrupt ended the turn: no request after the denied Bash
+
+
+async def test_resume_continues_a_session_and_fork_session_goes_on_in_a_copy(api, tmp_path):
+    api.push(reply("First."), reply("Resumed."), reply("Forked."))
+
+    first = await collect("remember otters", options(api, tmp_path))
+    session_id = first[-1].session_id
+    resumed = await collect("and now?", options(api, tmp_path, resume=session_id))
+    forked = await collect("and in a copy?", options(api, tmp_path, resume=session_id, fork_session=True))
+
+    assert resumed[-1].session_id == session_id and forked[-1].session_id != session_id
+    for request in api.requests[1:]:
+        assert request.body["messages"][0]["content"][0]["text"] == "remember otters"
+    assert [m["role"] for m in api.requests[2].body["messages"]] == ["user", "assistant"] * 2 + ["user"]
