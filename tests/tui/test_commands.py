@@ -95,9 +95,11 @@ async def test_config_memory_mcp_and_todos_answer(api, tmp_path):
         await command(pilot, "/todos")
         await wait_until(pilot, lambda: "No plan yet" in screen_text(app))
         await command(pilot, "/config")
-        await wait_until(pilot, lambda: "| project" in screen_text(app) or "project" in screen_text(app).split("model")[-1])
-        config_row = next(line for line in screen_text(app).splitlines() if "claude-sonnet-4-6" in line and "model" in line)
-        assert "project" in config_row, config_row
+        def model_row() -> str:
+            return next((line for line in screen_text(app).splitlines()
+                         if "claude-sonnet-4-6" in line and " model " in line), "")
+
+        await wait_until(pilot, lambda: "project" in model_row())
 
 
 async def test_resume_replays_a_stored_session_and_continues_it(api, tmp_path):
