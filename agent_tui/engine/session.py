@@ -29,6 +29,7 @@ from ..tools.skill import NAME as SKILL_TOOL
 from ..tools.skill import SkillDefinition, skills_block
 from . import events as ev
 from .bus import EventBus
+from .checkpoints import Checkpoints
 from .claude_files import CustomCommand, load_agents, load_commands
 from .context.compaction import Compacted, CompactionFailed, CompactionInterrupted, compact_conversation
 from .context.window import (
@@ -248,6 +249,8 @@ class Session:
         self._detach_store = lambda: None
         if self.options.persist:
             self._use_store(TranscriptStore(self.cwd, self.session_id))
+        # A checkpoint as every prompt starts, for /rewind (`engine/checkpoints.py`); persisted sessions only.
+        self.checkpoints: Checkpoints | None = Checkpoints.attach(self) if self.options.persist else None
 
     def _load_project(self) -> None:
         """The memory files and the system prompt they are part of; Claude Code project files."""

@@ -1,0 +1,299 @@
+"""Checkpoints: every prompt starts one, and `/rewind` goes back to just before a prompt.
+
+A checkpoint is a commit in a shadow git repository outside the project (under agent-tui's
+data folder, one per working directory), made with git's own object store over the working
+tree: every file change counts, Bash's included, what `.gitignore` ignores is left out, and so
+is any file over `max_file_bytes`.  The project's own `.git` is never read or written: git runs
+with `--git-dir` pointing at the shadow repository and its own index.
+
+Each checkpoint also records how long the conversation was and a digest of it, so the
+conversation can go back too, and a second commit when the prompt ended: a difference between
+one prompt's end and the next one's start (or now) is a change made outside agent-tui, and a
+restore that would overwrite one is reported first so the front end can ask.  The list is kept
+per session beside the shadow repository, so it survives `-c` / `-r`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from . import events as ev
+from .store import data_dir, project_slug
+
+# Files larger than this are left out of checkpoints (and so never restored nor deleted).
+MAX_FILE_BYTES = 10 * 1024 * 1024
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "agent-tui", "GIT_AUTHOR_EMAIL": "checkpoints@agent-tui.invalid",
+    "GIT_COMMITTER_NAME": "agent-tui", "GIT_COMMITTER_EMAIL": "checkpoints@agent-tui.invalid",
+    "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1",
+}
+# Characters gitignore patterns treat specially: escaped in the exclude list of large files.
+_GLOB_SPECIAL = "\\*?[]!# "
+
+
+class CheckpointError(RuntimeError):
+    """Git failed, or is not installed."""
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """The files and conversation just before prompt `index` (1-based) of the session."""
+
+    index: int
+    prompt: str
+    commit: str
+    history_len: int
+    history_digest: str
+    created: float
+    # The files when the prompt ended (None while it runs, or when it never ended).
+    after: str | None = None
+
+
+def history_digest(history: list[Any]) -> str:
+    return hashlib.sha256(json.dumps(history, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class Checkpoints:
+    def __init__(self, cwd: Path, session_id: str, *, root: Path | None = None,
+                 max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        self.cwd = Path(cwd).resolve()
+        self._session_id = session_id
+        # The session's id now (after /clear or a resume it is another session's list).
+        self.current_id: Any = None
+        self.git_dir = (root or data_dir() / "checkpoints") / project_slug(self.cwd)
+        self.max_file_bytes = max_file_bytes
+        self._list: list[Checkpoint] | None = None
+        self.problem: str | None = None
+
+    @property
+    def session_id(self) -> str:
+        current = self.current_id() if self.current_id is not None else self._session_id
+        if current != self._session_id:
+            self._session_id, self._list = current, None
+        return current
+
+    # ------------------------------------------------------------ wiring
+
+    @classmethod
+    def attach(cls, session: Any) -> Checkpoints | None:
+        """Checkpoints for `session`, taken as each prompt starts and ends (None without git)."""
+        if shutil.which("git") is None:
+            return None
+        checkpoints = cls(session.cwd, session.session_id)
+        checkpoints.current_id = lambda: session.session_id
+
+        def on_event(event: ev.Event) -> None:
+            if event.parent_tool_use_id is not None:
+                return
+            try:
+                if isinstance(event, ev.UserMessage):
+                    checkpoints.begin(event.text, session.history)
+                elif isinstance(event, ev.QueryFinished):
+                    checkpoints.end()
+            except (CheckpointError, OSError) as exc:
+                if checkpoints.problem is None:
+                    session.bus.publish(ev.Notice(kind="warning", message=f"Checkpoints are off: {exc}"))
+                checkpoints.problem = str(exc)
+
+        session.bus.add_listener(on_event)
+        return checkpoints
+
+    # ------------------------------------------------------------ the list
+
+    @property
+    def _list_path(self) -> Path:
+        return self.git_dir / "sessions" / f"{self.session_id}.json"
+
+    def list(self) -> list[Checkpoint]:
+        if self._list is None:
+            try:
+                rows = json.loads(self._list_path.read_text())
+                self._list = [Checkpoint(**row) for row in rows]
+            except (OSError, ValueError, TypeError):
+                self._list = []
+        return self._list
+
+    def _save(self) -> None:
+        self._list_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._list_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps([asdict(c) for c in self.list()]))
+        os.replace(tmp, self._list_path)
+
+    def begin(self, prompt: str, history: list[Any]) -> Checkpoint:
+        """The checkpoint of a prompt about to run: the files now, the conversation before it."""
+        checkpoints = self.list()
+        commit = self.snapshot(f"before prompt {len(checkpoints) + 1}")
+        checkpoint = Checkpoint(len(checkpoints) + 1, prompt, commit, len(history), history_digest(history),
+                                time.time())
+        checkpoints.append(checkpoint)
+        self._save()
+        return checkpoint
+
+    def end(self) -> None:
+        """The prompt ended: what the files are now is agent-tui's doing."""
+        checkpoints = self.list()
+        if checkpoints and checkpoints[-1].after is None:
+            checkpoints[-1].after = self.snapshot(f"after prompt {checkpoints[-1].index}")
+            self._save()
+
+    # ------------------------------------------------------------ restoring
+
+    def changes(self, checkpoint: Checkpoint) -> list[str]:
+        """The paths a restore of `checkpoint` would write or delete."""
+        now = self.snapshot("now")
+        return [path for _, path in self._diff(now, checkpoint.commit)]
+
+    def changed_outside(self, checkpoint: Checkpoint) -> list[str]:
+        """Paths a restore of `checkpoint` would overwrite that changed outside agent-tui since it:
+        between one prompt's end and the next one's start, or since the last prompt ended."""
+        later = [c for c in self.list() if c.index >= checkpoint.index]
+        now = self.snapshot("now")
+        outside: set[str] = set()
+        for this, following in zip(later, [*later[1:], None], strict=True):
+            if this.after is None:
+                continue
+            outside.update(path for _, path in self._diff(this.after, following.commit if following else now))
+        touched = {path for _, path in self._diff(now, checkpoint.commit)}
+        return sorted(outside & touched)
+
+    def restore_files(self, checkpoint: Checkpoint) -> list[str]:
+        """Put the files back as they were at `checkpoint`; the paths written or deleted.  The
+        state before the restore is kept as a checkpoint commit too (`self.undo_commit`)."""
+        now = self.snapshot(f"before rewinding to prompt {checkpoint.index}")
+        self.undo_commit = now
+        # A file over the size cap now is left as it is (it was never in the snapshot of now).
+        changes = [(status, path) for status, path in self._diff(now, checkpoint.commit)
+                   if not self._large(self.cwd / path)]
+        write = [path for status, path in changes if status != "D"]
+        for start in range(0, len(write), 200):
+            self._git("checkout", checkpoint.commit, "--", *(f":(literal){p}" for p in write[start:start + 200]))
+        for status, path in changes:
+            if status == "D":
+                target = self.cwd / path
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+                _prune_empty_parents(target.parent, self.cwd)
+        self._mark_current()
+        return [path for _, path in changes]
+
+    def conversation_at(self, checkpoint: Checkpoint, history: list[Any]) -> list[Any] | None:
+        """The conversation as it was just before `checkpoint`'s prompt; None when it can no
+        longer be told (the conversation was compacted or replaced since)."""
+        before = history[: checkpoint.history_len]
+        if len(before) != checkpoint.history_len or history_digest(before) != checkpoint.history_digest:
+            return None
+        return list(before)
+
+    def forget_from(self, checkpoint: Checkpoint) -> None:
+        """The conversation went back to before `checkpoint`: its prompt and the later ones are gone."""
+        self._list = [c for c in self.list() if c.index < checkpoint.index]
+        self._mark_current()
+
+    def _mark_current(self) -> None:
+        """The files as they are now are agent-tui's doing (a rewind made them): not a change
+        made outside agent-tui."""
+        checkpoints = self.list()
+        if checkpoints and checkpoints[-1].after is not None:
+            checkpoints[-1].after = self.snapshot("after rewind")
+        self._save()
+
+    # ------------------------------------------------------------ git
+
+    def snapshot(self, message: str) -> str:
+        """Commit the working tree as it is now to the shadow repository; the commit's id."""
+        self._init()
+        candidates = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
+        large = [path for path in filter(None, candidates) if self._large(self.cwd / path)]
+        exclude = "".join("/" + "".join("\\" + c if c in _GLOB_SPECIAL else c for c in p) + "\n" for p in large)
+        (self.git_dir / "info" / "exclude").write_text(exclude)
+        if large:
+            self._git("rm", "-q", "-f", "--cached", "--ignore-unmatch", "--", *(f":(literal){p}" for p in large))
+        self._git("add", "-A", "--ignore-errors", ".", check=False)
+        tree = self._git("write-tree").strip()
+        head = self._git("rev-parse", "-q", "--verify", "refs/heads/checkpoints", check=False).strip()
+        args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
+        commit = self._git(*args).strip()
+        self._git("update-ref", "refs/heads/checkpoints", commit)
+        return commit
+
+    def _large(self, path: Path) -> bool:
+        try:
+            return path.lstat().st_size > self.max_file_bytes
+        except OSError:
+            return False
+
+    def _diff(self, a: str, b: str) -> list[tuple[str, str]]:
+        """(status, path) for each file that differs from commit `a` to commit `b` (A, M, D, T)."""
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b).split("\0")
+        fields = [f for f in out if f]
+        return [(fields[i][0], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+
+    def _init(self) -> None:
+        if (self.git_dir / "HEAD").exists():
+            return
+        self.git_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", "--bare", str(self.git_dir)], check=True, env=self._env(),
+                       capture_output=True)
+        for key, value in (("core.bare", "false"), ("gc.auto", "0"), ("core.autocrlf", "false"),
+                           ("core.quotepath", "false"), ("core.fsmonitor", "false"), ("core.symlinks", "true")):
+            self._git("config", key, value)
+        (self.git_dir / "info").mkdir(exist_ok=True)
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(_GIT_ENV)
+        env["GIT_INDEX_FILE"] = str(self.git_dir / "index")
+        return env
+
+    def _git(self, *args: str, check: bool = True) -> str:
+        command = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.cwd}", *args]
+        try:
+            done = subprocess.run(command, cwd=self.cwd, env=self._env(), capture_output=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CheckpointError(f"git {args[0]}: {exc}") from exc
+        if check and done.returncode != 0:
+            raise CheckpointError(f"git {args[0]}: {done.stderr.decode(errors='replace').strip()}")
+        return done.stdout.decode("utf-8", errors="surrogateescape")
+
+
+def _prune_empty_parents(folder: Path, stop: Path) -> None:
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+@dataclass(slots=True)
+class Rewound:
+    """What a rewind did: the files it wrote or deleted, and whether the conversation went back."""
+
+    files: list[str]
+    conversation: bool
+
+
+def rewind(session: Any, checkpoint: Checkpoint, *, code: bool = True, conversation: bool = True) -> Rewound:
+    """Go back to just before `checkpoint`'s prompt: the files (`code`), the conversation, or both.
+    CheckpointError when the conversation can no longer go back (it was compacted since)."""
+    checkpoints: Checkpoints = session.checkpoints
+    history = checkpoints.conversation_at(checkpoint, session.history) if conversation else None
+    if conversation and history is None:
+        raise CheckpointError("the conversation was compacted or replaced since that prompt; only the code can go back")
+    files = checkpoints.restore_files(checkpoint) if code else []
+    if history is not None:
+        session.history = history
+        if session.store is not None:
+            session.store.sync(session.history)
+            session.store.commit()
+        checkpoints.forget_from(checkpoint)
+    return Rewound(files, history is not None)

@@ -1,0 +1,134 @@
+"""Checkpoints and rewind, headless: every prompt starts a checkpoint in a shadow repository
+outside the project; rewinding to a prompt restores the files (Edit's and Bash's changes alike)
+and the conversation to just before it, leaves ignored and large files and the project's own
+.git alone, reports changes made outside agent-tui first, and survives a resume."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_tui.engine.checkpoints import CheckpointError, Checkpoints, rewind
+from agent_tui.engine.permissions.policy import PermissionPolicy
+from tests.engine_helpers import make_session
+from tests.loopback import reply, text, tool_use
+
+pytestmark = pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True).returncode != 0,
+                                reason="git is not installed")
+
+
+def _git_state(project: Path) -> str:
+    """Everything of the project's own repository a checkpoint could disturb."""
+    out = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=project, capture_output=True, text=True)
+    files = sorted(str(p.relative_to(project)) for p in (project / ".git").rglob("*"))
+    return out.stdout + "\n".join(files)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / "a.py").write_text("A = 1\n")
+    (project / "b.py").write_text("B = 1\n")
+    (project / "c.txt").write_text("c one\n")
+    (project / ".gitignore").write_text("build/\n")
+    (project / "build").mkdir()
+    (project / "build" / "out.bin").write_text("built 1\n")
+    return project
+
+
+def _edit(path: Path, old: str, new: str, n: int) -> list:
+    return [reply(tool_use("Read", {"file_path": str(path)}, id=f"toolu_r{n}")),
+            reply(tool_use("Edit", {"file_path": str(path), "old_string": old, "new_string": new}, id=f"toolu_e{n}")),
+            reply(text(f"edited {path.name}"))]
+
+
+async def _three_prompts(api, project: Path):
+    api.push(*_edit(project / "a.py", "A = 1", "A = 2", 1), *_edit(project / "b.py", "B = 1", "B = 2", 2),
+             reply(tool_use("Bash", {"command": "echo 'c two' > c.txt && echo built 2 > build/out.bin"}, id="toolu_b")),
+             reply(text("ran it")))
+    session = make_session(api.url, project, policy=PermissionPolicy(mode="bypassPermissions"), persist=True)
+    for prompt in ("change a", "change b", "change c"):
+        await session.submit(prompt)
+    return session
+
+
+async def test_rewinding_to_the_second_prompt_restores_files_and_conversation(api, project):
+    git_before = _git_state(project)
+    session = await _three_prompts(api, project)
+    assert (project / "c.txt").read_text() == "c two\n"
+    checkpoints = session.checkpoints.list()
+    assert [c.prompt for c in checkpoints] == ["change a", "change b", "change c"]
+    history_after_first = checkpoints[1].history_len
+
+    result = rewind(session, checkpoints[1])
+
+    assert sorted(result.files) == ["b.py", "c.txt"] and result.conversation
+    assert (project / "a.py").read_text() == "A = 2\n"
+    assert (project / "b.py").read_text() == "B = 1\n"
+    assert (project / "c.txt").read_text() == "c one\n"
+    assert (project / "build" / "out.bin").read_text() == "built 2\n"  # ignored: never checkpointed
+    assert len(session.history) == history_after_first
+    assert [b["text"] for b in session.history[0]["content"]] == ["change a"]
+    assert "change b" not in str(session.history)
+    assert [c.prompt for c in session.checkpoints.list()] == ["change a"]
+    assert _git_state(project) != ""  # the project's repository is still there...
+    assert _git_state(project).split("\n", 1)[1] == git_before.split("\n", 1)[1]  # ...its .git unchanged
+
+    # The next prompt goes on from there, and the model sees the rewound conversation.
+    api.push(reply(text("fine")))
+    await session.submit("what now?")
+    sent = api.requests[-1].body["messages"]
+    assert "change b" not in str(sent) and "change a" in str(sent) and "what now?" in str(sent)
+
+
+async def test_a_change_made_outside_agent_tui_since_the_checkpoint_is_reported_first(api, project):
+    session = await _three_prompts(api, project)
+    (project / "b.py").write_text("B = 'by hand'\n")
+    (project / "notes.md").write_text("mine\n")
+    checkpoints = session.checkpoints.list()
+
+    assert session.checkpoints.changed_outside(checkpoints[1]) == ["b.py", "notes.md"]
+    assert session.checkpoints.changed_outside(checkpoints[2]) == ["b.py", "notes.md"]
+    rewind(session, checkpoints[2], conversation=False)
+    # The restore was agent-tui's: nothing counts as changed outside any more.
+    assert session.checkpoints.changed_outside(checkpoints[2]) == []
+    assert not (project / "notes.md").exists() and (project / "b.py").read_text() == "B = 2\n"
+    assert len(session.checkpoints.list()) == 3  # only the code went back
+
+
+async def test_large_files_are_skipped_and_checkpoints_survive_a_resume(api, project):
+    (project / "big.dat").write_bytes(b"x" * 2048)
+    session = await _three_prompts(api, project)
+    (project / "big.dat").write_bytes(b"y" * 4096)
+    session_id = session.session_id
+    await session.aclose()
+
+    again = make_session(api.url, project, policy=PermissionPolicy(mode="bypassPermissions"), persist=True)
+    again.checkpoints.max_file_bytes = 1024
+    again.resume(session_id)
+    assert [c.prompt for c in again.checkpoints.list()] == ["change a", "change b", "change c"]
+    rewind(again, again.checkpoints.list()[0])
+    assert (project / "a.py").read_text() == "A = 1\n" and again.history == []
+    assert (project / "big.dat").read_bytes() == b"y" * 4096
+
+
+def test_a_compacted_conversation_cannot_go_back_but_the_code_can(project):
+    checkpoints = Checkpoints(project, "s1")
+    first = checkpoints.begin("one", [{"role": "user", "content": "x"}])
+    (project / "a.py").write_text("A = 9\n")
+    assert checkpoints.conversation_at(first, [{"role": "user", "content": "summary"}]) is None
+
+    class Stub:  # the two attributes rewind uses of a session
+        history = [{"role": "user", "content": "summary"}]
+        store = None
+
+    Stub.checkpoints = checkpoints
+    with pytest.raises(CheckpointError, match="compacted"):
+        rewind(Stub, first)
+    assert rewind(Stub, first, conversation=False).files == ["a.py"]
+    assert (project / "a.py").read_text() == "A = 1\n"
