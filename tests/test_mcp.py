@@ -36,6 +36,8 @@ from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 server = MCPServer("probe", instructions="Probe answers questions about words.")
 DIR = Path(os.environ["PROBE_DIR"])
+# A 2×2 red PNG.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=="
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -70,7 +72,7 @@ async def wait(seconds: float, ctx: Context) -> str:
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def dump() -> list:
     """A very long text and an image."""
-    return [TextContent(type="text", text="x" * 150_000), ImageContent(type="image", data="aGVsbG8=", mime_type="image/png")]
+    return [TextContent(type="text", text="x" * 150_000), ImageContent(type="image", data=PNG, mime_type="image/png")]
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -222,16 +224,47 @@ async def test_large_results_are_capped(api, tmp_path, probe):
     assert len(content) < 101_000 and "x" * 100_001 not in content
 
 
-async def test_image_content_is_summarised_for_the_model(api, tmp_path, probe):
+async def test_an_image_result_reaches_the_model_as_an_image_block(api, tmp_path, probe):
     script = Path(probe["args"][0])
     script.write_text(script.read_text().replace('"x" * 150_000', '"chart follows"'))
     api.push(reply(tool_use("mcp__probe__dump", {}, id="t_dump")), reply("seen"))
     session = make_session(api.url, tmp_path, policy=allow_probe(), mcp_servers={"probe": probe})
+    rec = Recorder(session)
 
     await session.submit("dump")
     await session.aclose()
 
-    assert tool_results(api.requests[1].body)[0]["content"] == "chart follows\n[image: image/png, 5 bytes]"
+    assert tool_results(api.requests[1].body)[0]["content"] == [
+        {"type": "text", "text": "chart follows"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=="}},
+    ]
+    [finished] = rec.of(ev.ToolFinished)
+    assert finished.data["media"].startswith("image PNG 2×2")
+
+
+async def test_audio_is_saved_and_a_broken_image_is_image_error(api, tmp_path, probe):
+    script = Path(probe["args"][0])
+    source = script.read_text().replace("ImageContent, TextContent", "AudioContent, ImageContent, TextContent")
+    source = source.replace('"x" * 150_000', '"clip follows"').replace(
+        'data=PNG, mime_type="image/png")]',
+        'data="aGVsbG8=", mime_type="image/png"), AudioContent(type="audio", data="UklGRiQ=", mime_type="audio/wav")]')
+    script.write_text(source)
+    api.push(reply(tool_use("mcp__probe__dump", {}, id="t_dump")), reply("unused"))
+    session = make_session(api.url, tmp_path, policy=allow_probe(), mcp_servers={"probe": probe},
+                           session_dir=tmp_path / "session")
+
+    terminal = await session.submit("dump")
+    await session.aclose()
+
+    assert terminal.reason is TerminalReason.IMAGE_ERROR and len(api.requests) == 1
+    assert "The image from mcp__probe__dump" in terminal.error
+    [result] = [b for m in session.history for b in m["content"] if b.get("type") == "tool_result"]
+    text, note = result["content"]
+    saved = Path(text["text"].split("saved to ", 1)[1].rstrip("]"))
+    assert text["text"].startswith("clip follows\n[audio (audio/wav), 5 bytes from mcp__probe__dump, saved to ")
+    assert saved.read_bytes() == b"RIFF$" and saved.is_relative_to(tmp_path / "session")
+    assert set(note) == {"type", "text"} and "is not an image the model can take" in note["text"]
+    assert check_history(session.history) == []
 
 
 # ---------------------------------------------------------------- start-up

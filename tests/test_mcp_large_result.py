@@ -181,6 +181,7 @@ async def test_a_large_answer_over_http_is_saved_and_the_server_stays_connected(
     assert terminal.reason is TerminalReason.COMPLETED
     [dump] = tool_results(api.requests[1].body)
     assert not dump.get("is_error")
-    assert str(dump["content"]).startswith("Output too large (5,000,028 characters")
+    assert dump["content"][0]["text"].startswith("Output too large (5,000,000 characters")
+    assert dump["content"][1]["type"] == "image"  # the image after the text still reaches the model
     [lookup] = tool_results(api.requests[2].body)
     assert lookup["content"] == "otter: a word the probe knows"
