@@ -272,5 +272,8 @@ def with_tools(tools: Sequence[Tool], extra: Iterable[Tool]) -> tuple[list[Tool]
 
 
 def tool_to_api(tool: Tool) -> dict[str, Any]:
-    """The tool as the Messages API's `tools` list takes it."""
+    """The tool as the Messages API's `tools` list takes it (a server tool: its API definition)."""
+    server_definition = getattr(tool, "server_definition", None)
+    if server_definition is not None:
+        return server_definition()
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
