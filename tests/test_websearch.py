@@ -12,7 +12,7 @@ from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.tools.websearch import describe_server_block
 from tests.engine_helpers import Recorder, make_session, uncached
-from tests.loopback import raw, reply
+from tests.loopback import raw, reply, tool_use
 
 START = ('{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",'
          '"model":"claude-sonnet-4-6","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}')
@@ -121,3 +121,21 @@ def test_the_transcript_shows_each_server_block_as_one_line():
         "type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}}
     assert describe_server_block(failed) == "Web search failed: max_uses_exceeded"
     assert describe_server_block({"type": "text", "text": "hi"}) is None
+
+
+async def test_an_agent_definition_listing_the_web_tools_gets_them(api, tmp_path):
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "researcher.md").write_text(
+        "---\nname: researcher\ndescription: Looks things up on the web\ntools: Read, WebFetch, WebSearch\n---\n"
+        "You research.\n")
+    api.push(reply(tool_use("Agent", {"description": "Research", "prompt": "find the release date",
+                                      "subagent_type": "researcher"}, id="t_agent")),
+             reply("October 2025."), reply("It was October 2025."))
+    session = make_session(api.url, tmp_path)
+    try:
+        await session.submit("when did python 3.14 come out?")
+    finally:
+        await session.aclose()
+    sub_request = api.requests[1].body
+    assert [t["name"] for t in sub_request["tools"]] == ["Read", "WebFetch", "web_search"]
