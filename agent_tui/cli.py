@@ -405,7 +405,6 @@ def _mcp_servers(
 
 def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, policy: PermissionPolicy,
                   model: ModelClient, mcp_servers: dict[str, Any] | None, session_id: str | None = None) -> Session:
-    from .engine.loop.attempts import RetryPolicy
     from .engine.session import Session, SessionOptions
     from .tools.registry import default_tools
 
@@ -415,17 +414,13 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
         cwd=cwd,
         policy=policy,
         session_id=session_id or args.session_id,
-        options=SessionOptions(
+        # Every value the settings decide is resolved here, once; the session reads its options only.
+        options=SessionOptions.from_settings(
+            settings,
             system_prompt=_system_prompt(args),
             append_system_prompt=args.append_system_prompt or "",
-            max_turns=settings.max_turns,
-            max_tokens=settings.max_output_tokens,
-            max_concurrency=settings.tools.get("maxConcurrency", 10),
-            context_window=settings.context_window,
             max_budget_tokens=args.max_budget_tokens,
-            retry=RetryPolicy(max_elapsed=settings.max_retry_seconds or RetryPolicy.max_elapsed),
-            settings=settings,
-            mcp_servers=mcp_servers,
+            mcp_servers=settings.mcp_servers or None if mcp_servers is None else mcp_servers,
             persist=True,
             # A one-shot print run ends before a watcher would pay off.
             watch_files=not args.print_mode,

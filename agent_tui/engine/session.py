@@ -84,7 +84,7 @@ class SessionOptions:
     system_prompt: str | None = None
     session_dir: Path | None = None
     settings: Settings = field(default_factory=Settings)
-    # `mcpServers` (Claude Code's shape); None: take them from `settings.mcp_servers`.
+    # `mcpServers` (Claude Code's shape); None: none.
     mcp_servers: Mapping[str, Any] | None = None
     # Write the transcript (engine/store.py) so the session can be resumed.
     persist: bool = False
@@ -95,20 +95,40 @@ class SessionOptions:
     # Keep the read-state cache fresh with a file watcher on the working directory
     # (the front ends turn it on; they close the session, which stops it).
     watch_files: bool = False
-    # None: `settings.fallback_model`.
+    # Switch to it after repeated overloaded errors; None: no fallback.
     fallback_model: str | None = None
     # --max-budget-tokens: output tokens one prompt may spend.
     max_budget_tokens: int | None = None
-    # None: from the `compaction` settings table.
+    # None: the defaults (CompactionSettings()).
     compaction: CompactionSettings | None = None
-    # None: from settings (`promptCaching`, on by default).
-    prompt_caching: bool | None = None
-    # None: from settings (`thinking`: "off" | "adaptive" | a budget; unset: adaptive for Claude models).
+    # cache_control breakpoints in requests (some local servers reject them).
+    prompt_caching: bool = True
+    # "off" | "adaptive" | a budget; None: adaptive for Claude models.
     thinking: str | int | None = None
-    # None: from settings (`effort`).
     effort: str | None = None
     # Measures tool durations (`tool_finished`); tests inject the clock their front end reads.
     clock: Callable[[], float] = time.monotonic
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> SessionOptions:
+        """Every value the settings decide, resolved once (the front end's side builds it);
+        `overrides` are the caller's own choices (flags, `ask()`'s options)."""
+        values: dict[str, Any] = {
+            "max_turns": settings.max_turns,
+            "max_tokens": settings.max_output_tokens,
+            "max_concurrency": settings.tools.get("maxConcurrency", 10),
+            "context_window": settings.context_window,
+            "retry": RetryPolicy(max_elapsed=settings.max_retry_seconds or RetryPolicy.max_elapsed),
+            "settings": settings,
+            "mcp_servers": settings.mcp_servers or None,
+            "fallback_model": settings.fallback_model,
+            "compaction": CompactionSettings.from_settings(settings.compaction),
+            "prompt_caching": settings.prompt_caching,
+            "thinking": settings.thinking,
+            "effort": settings.effort,
+        }
+        values.update(overrides)
+        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +311,6 @@ class Session:
     def context_window(self) -> int:
         return (
             self.options.context_window
-            or self.options.settings.context_window
             or context_window_for(self.model.name)
         )
 
@@ -484,9 +503,7 @@ class Session:
 
     @property
     def compaction_settings(self) -> CompactionSettings:
-        return self.options.compaction or CompactionSettings.from_settings(
-            self.options.settings.compaction
-        )
+        return self.options.compaction or CompactionSettings()
 
     @property
     def max_output_tokens(self) -> int:
@@ -500,7 +517,7 @@ class Session:
 
     @property
     def fallback_model(self) -> str | None:
-        return self.options.fallback_model or self.options.settings.fallback_model
+        return self.options.fallback_model
 
     @property
     def results_dir(self) -> Path:
@@ -548,17 +565,15 @@ class Session:
 
     @property
     def prompt_caching(self) -> bool:
-        if self.options.prompt_caching is not None:
-            return self.options.prompt_caching
-        return self.options.settings.prompt_caching
+        return self.options.prompt_caching
 
     @property
     def thinking(self) -> str | int | None:
-        return self.options.thinking or self.options.settings.thinking
+        return self.options.thinking
 
     @property
     def effort(self) -> str | None:
-        return self.options.effort or self.options.settings.effort
+        return self.options.effort
 
     async def compact(self, instructions: str = "") -> Compacted | None:
         """`/compact [instructions]`: replace the history with a summary now.
@@ -687,10 +702,7 @@ class Session:
         return dict(self._configured_mcp_servers())
 
     def _configured_mcp_servers(self) -> Mapping[str, Any]:
-        servers = self.options.mcp_servers
-        if servers is None:
-            servers = self.options.settings.mcp_servers
-        return servers or {}
+        return self.options.mcp_servers or {}
 
     async def _connect_mcp(
         self, servers: Mapping[str, Any] | None, start_timeout: float | None, call_timeout: float | None
