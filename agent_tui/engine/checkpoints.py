@@ -193,6 +193,10 @@ class Checkpoints:
             return None
         return list(before)
 
+    def rewind(self, session: Any, checkpoint: Checkpoint, *, code: bool = True, conversation: bool = True) -> Rewound:
+        """`rewind(session, ...)` for a front end that holds only the session (`session.checkpoints`)."""
+        return rewind(session, checkpoint, code=code, conversation=conversation)
+
     def forget_from(self, checkpoint: Checkpoint) -> None:
         """The conversation went back to before `checkpoint`: its prompt and the later ones are gone."""
         self._list = [c for c in self.list() if c.index < checkpoint.index]

@@ -58,6 +58,10 @@ TICK = 1 / 8  # live elapsed times and spinners
 MIN_TRANSCRIPT = 100  # the timeline opens as a pane only when the transcript keeps this many columns
 
 
+# Seconds within which a second Esc, with nothing running, opens /rewind.
+DOUBLE_ESCAPE = 0.8
+
+
 class AgentApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui"
@@ -417,9 +421,16 @@ class AgentApp(App[int], inherit_bindings=False):
     # ------------------------------------------------------------ actions
 
     def action_abort(self) -> None:
-        """Stop the running turn; with nothing running, do nothing."""
+        """Stop the running turn; with nothing running, a second Esc soon after opens /rewind."""
         if self.session is not None and self.session.running:
             self.session.abort()
+            return
+        now = time.monotonic()
+        if now - getattr(self, "_idle_escape_at", float("-inf")) < DOUBLE_ESCAPE:
+            self._idle_escape_at = float("-inf")
+            self.run_slash_later("rewind")
+        else:
+            self._idle_escape_at = now
 
     def action_scroll_transcript(self, where: str) -> None:
         transcript = self.transcript

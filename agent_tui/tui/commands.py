@@ -416,6 +416,12 @@ async def _resume(app: CommandHost, arg: str) -> None:
     app.say(f"Resumed session {app.session.session_id[:8]} ({len(app.session.history)} messages).")
 
 
+async def _rewind(app: CommandHost, arg: str) -> None:
+    from .rewind import choose_and_rewind
+
+    await choose_and_rewind(app)  # type: ignore[arg-type]  # the app itself: it shows screens
+
+
 async def _skills(app: CommandHost, arg: str) -> None:
     skills = getattr(app.session, "skills", {})
     if not skills:
@@ -490,6 +496,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("mcp", "MCP servers, their state and tools", _mcp),
     SlashCommand("resume", "List stored sessions; /resume N or ID continues one", _resume),
     SlashCommand("todos", "The agent's current plan", _todos),
+    SlashCommand("rewind", "Go back to before a prompt: code, conversation or both (Esc Esc)", _rewind),
     SlashCommand("skills", "Skills the model can load (.claude/skills, ~/.claude/skills)", _skills),
     SlashCommand("transcript", "The whole conversation, including pruned entries", _transcript,
                  palette=("Show transcript", "The whole conversation")),
