@@ -88,7 +88,7 @@ async def test_an_allowed_domain_is_fetched_as_markdown(api, tmp_path, site):
     assert not result.get("is_error")
     content = result["content"]
     assert "# Version 2.0" in content
-    assert "Adds **images** and [the docs](/docs)." in content
+    assert f"Adds **images** and [the docs]({site.url}/docs)." in content  # links made absolute
     assert "- faster\n- smaller" in content
     assert "track()" not in content and "color: red" not in content
     assert content.endswith("Answer from the content above: What is new?")

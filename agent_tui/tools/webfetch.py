@@ -214,7 +214,8 @@ def _result(fetched: Fetched, prompt: str) -> ToolResult:
             is_error=True, data=data,
         )
     text = fetched.body.decode(_charset(fetched.content_type), "replace")
-    markdown = to_markdown(text) if mime in ("text/html", "application/xhtml+xml") or _looks_html(mime, text) else text
+    is_html = mime in ("text/html", "application/xhtml+xml") or _looks_html(mime, text)
+    markdown = to_markdown(text, fetched.url) if is_html else text
     notes = []
     if fetched.truncated:
         notes.append(f"only the first {MAX_BODY_BYTES // (1024 * 1024)} MB of the page was downloaded")
@@ -247,11 +248,20 @@ def _looks_html(mime: str, text: str) -> bool:
     return not mime and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
 
 
-def to_markdown(html: str) -> str:
-    """HTML as Markdown (script and style dropped), runs of blank lines folded."""
-    from markdownify import markdownify
+def to_markdown(html: str, base_url: str = "") -> str:
+    """HTML as Markdown (script and style dropped, links and images made absolute against
+    `base_url` so the model can fetch them), runs of blank lines folded."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
 
-    markdown = markdownify(html, heading_style="ATX", bullets="-")
+    soup = BeautifulSoup(html, "html.parser")
+    if base_url:
+        for tag, attr in (("a", "href"), ("img", "src")):
+            for element in soup.find_all(tag, attrs={attr: True}):
+                value = str(element[attr])
+                if not value.startswith(("#", "mailto:", "javascript:", "data:")):
+                    element[attr] = urljoin(base_url, value)
+    markdown = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
     lines = [line.rstrip() for line in markdown.splitlines()]
     out: list[str] = []
     for line in lines:
