@@ -321,3 +321,31 @@ async def test_resume_continues_a_session_and_fork_session_goes_on_in_a_copy(api
     for request in api.requests[1:]:
         assert request.body["messages"][0]["content"][0]["text"] == "remember otters"
     assert [m["role"] for m in api.requests[2].body["messages"]] == ["user", "assistant"] * 2 + ["user"]
+
+
+def test_setting_sources_leaves_out_the_project_settings(api, tmp_path):
+    (tmp_path / ".agent-tui").mkdir()
+    (tmp_path / ".agent-tui" / "settings.json").write_text(json.dumps({"model": "claude-opus-4-6"}))
+    api.push(reply("from the project's model"), reply("from the default model"))
+    prompt = [json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}})]
+
+    with_project = serve(api, tmp_path, prompt)
+    user_only = serve(api, tmp_path, prompt, "--setting-sources=user")
+
+    assert with_project.returncode == 0 and user_only.returncode == 0, user_only.stderr
+    assert [r.body["model"] for r in api.requests] == ["claude-opus-4-6", "claude-sonnet-4-6"]
+
+
+async def test_tools_and_system_prompt_options_shape_the_request(api, tmp_path):
+    api.push(reply("ok"), reply("ok"))
+
+    await collect("hi", options(api, tmp_path, tools=["Read", "Grep"], system_prompt="You are a test double."))
+    preset = {"type": "preset", "preset": "claude_code", "append": "Answer in French."}
+    await collect("hi", options(api, tmp_path, tools=[], system_prompt=preset))
+
+    first, second = (r.body for r in api.requests)
+    assert [t["name"] for t in first["tools"]] == ["Read", "Grep"]
+    assert first["system"][0]["text"] == "You are a test double."
+    assert not second.get("tools")
+    system = "\n".join(b["text"] for b in second["system"])
+    assert system.startswith("You are agent-tui") and system.rstrip().endswith("Answer in French.")
