@@ -39,9 +39,10 @@ async def test_with_auto_compact_off_a_full_context_stops_before_the_request(api
 
 
 async def test_with_auto_compact_on_the_same_context_is_compacted_instead(api, tmp_path):
-    api.push(reply("a long answer", usage={"input_tokens": 19_000, "output_tokens": 200}),
+    # a window the tool definitions alone (some 7k tokens) leave room in: only the answer fills it
+    api.push(reply("a long answer", usage={"input_tokens": 39_000, "output_tokens": 200}),
              reply("<summary>One long answer so far.</summary>"), reply("fine"))
-    session = make_session(api.url, tmp_path, context_window=20_000, max_tokens=1_000,
+    session = make_session(api.url, tmp_path, context_window=40_000, max_tokens=1_000,
                            compaction=CompactionSettings(summary_max_tokens=500))
     await session.submit("first")
 
