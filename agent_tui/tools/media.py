@@ -135,9 +135,12 @@ def image_block(data: bytes, label: str) -> EncodedImage:
 
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            # The pixel count is checked below, against our own limit; Pillow's error stays for the huge.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             img = Image.open(io.BytesIO(data))
-    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+    except Image.DecompressionBombError as exc:
+        raise ImageError(_too_many_pixels(label)) from exc
+    except UnidentifiedImageError as exc:
         raise ImageError(
             f"{label} is not an image the model can take (PNG, JPEG, GIF or WebP), or it is corrupt"
         ) from exc
@@ -146,15 +149,19 @@ def image_block(data: bytes, label: str) -> EncodedImage:
     with img:
         width, height = img.size
         if width * height > MAX_DECODE_PIXELS:
-            raise ImageError(
-                f"{label} is {width}×{height} pixels, more than the {MAX_DECODE_PIXELS // 1_000_000} million "
-                "that can be resized for the model"
-            )
+            raise ImageError(_too_many_pixels(label, f" ({width}×{height})"))
         media_type = API_MEDIA_TYPES.get(img.format or "")
         if media_type is not None and max(width, height) <= MAX_SIDE and len(data) <= TARGET_RAW_BYTES:
             _verify(img, label)
             return _encoded(data, media_type, (width, height), (width, height), len(data))
         return _downscaled(img, label, len(data))
+
+
+def _too_many_pixels(label: str, dimensions: str = "") -> str:
+    return (
+        f"{label}{dimensions} has more than the {MAX_DECODE_PIXELS // 1_000_000} million pixels "
+        "that are resized for the model"
+    )
 
 
 def _check_source_size(size: int, label: str) -> None:
