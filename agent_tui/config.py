@@ -91,6 +91,8 @@ class Settings:
     enable_all_project_mcp_servers: bool = False
     # How the TUI notifies when a turn ends or a permission waits while the terminal is unfocused.
     preferred_notif_channel: str = "auto"
+    # Claude Code's `statusLine`: {"type": "command", "command": str, "timeout": seconds?}.
+    status_line: dict[str, Any] | None = None
     # Where each key's effective value came from: {"model": "project (.agent-tui/settings.json)", ...}
     sources: dict[str, str] = field(default_factory=dict)
     # Each layer's own `permissions`, lowest first, for `PermissionPolicy.from_settings`:
@@ -216,6 +218,14 @@ def _notif_channel(value: Any) -> str:
     if value not in NOTIF_CHANNELS:
         raise _Invalid(f"must be one of {', '.join(NOTIF_CHANNELS)} (got {value!r})")
     return value
+
+
+def _status_line(value: Any) -> dict[str, Any]:
+    command = value.get("command") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or value.get("type", "command") != "command" or not isinstance(command, str) \
+            or not command.strip():
+        raise _Invalid(f'must be {{"type": "command", "command": "..."}} (got {value!r})')
+    return dict(value)
 
 
 def _bool(value: Any) -> bool:
@@ -347,6 +357,7 @@ KEYS: tuple[_Key, ...] = (
     _Key("disabledMcpjsonServers", "disabled_mcpjson_servers", "list", _string_list),
     _Key("enableAllProjectMcpServers", "enable_all_project_mcp_servers", "scalar", _bool),
     _Key("preferredNotifChannel", "preferred_notif_channel", "scalar", _notif_channel),
+    _Key("statusLine", "status_line", "scalar", _status_line),
 )
 _BY_KEY = {k.key: k for k in KEYS}
 # Keys a file may carry that mean nothing here (editor schema hints).

@@ -34,6 +34,7 @@ from .css_cache import cache_dir as css_cache_dir
 from .notify import Notifier
 from .start import SessionStart
 from .state import CompactionStatus
+from .status_line import StatusLine, status_payload
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
@@ -154,6 +155,7 @@ class AgentApp(App[int], inherit_bindings=False):
         yield Static("", id="queued", markup=False)
         yield Static("", id="activity", markup=False)
         yield InputArea(self._start.cwd, self._menu_commands, id="input-area")
+        yield StatusLine(id="status-line")
         yield Gauge(lambda: self.clock(), id="gauge")
         yield Footer(id="footer")
 
@@ -234,6 +236,9 @@ class AgentApp(App[int], inherit_bindings=False):
         gauge.context_window = session.context_window
         gauge.threshold = session.auto_compact_threshold
         self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
+        self.status_line = self.query_one(StatusLine)
+        self.status_line.configure(session.options.settings.status_line, session.cwd,
+                                   lambda: status_payload(self.session, self.started_at))
         session.bus.add_listener(self._notify_when_away)
         self.set_interval(TICK, self.conversation.tick)
         self._session_ready.set()
@@ -412,6 +417,7 @@ class AgentApp(App[int], inherit_bindings=False):
             await self.conversation.handle(message.events)
         finally:
             message.handled.set()
+            self.status_line.poke()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
