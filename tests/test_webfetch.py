@@ -156,3 +156,14 @@ async def test_a_url_that_is_not_http_is_refused_before_asking(api, tmp_path, si
     recorder, result = await fetch_once(api, tmp_path, "file:///etc/passwd", answer=PermissionAnswer("allow"))
     assert result["is_error"] and "only http:// and https://" in result["content"]
     assert recorder.of(ev.PermissionRequested) == []
+
+
+async def test_plan_mode_asks_for_a_fetch_rather_than_refusing_it(api, tmp_path, site):
+    recorder, result = await fetch_once(api, tmp_path, f"{site.url}/notes", policy=PermissionPolicy(mode="plan"),
+                                        answer=PermissionAnswer("allow"))
+    assert [e.tool_name for e in recorder.of(ev.PermissionRequested)] == ["WebFetch"]
+    assert "# Version 2.0" in result["content"]
+    api.requests.clear()
+    allowed = PermissionPolicy(mode="plan", allow=["WebFetch(domain:127.0.0.1)"])
+    _, again = await fetch_once(api, tmp_path, f"{site.url}/notes", policy=allowed)
+    assert "# Version 2.0" in again["content"]

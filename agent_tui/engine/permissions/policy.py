@@ -5,7 +5,8 @@ Each call goes through, in order, and the first step that decides wins:
 1. deny rules (any source); for Bash also Read/Edit deny rules on the paths
    its words name (a word only known when it runs, or a recursive search of a
    folder holding a denied file, asks as a danger);
-2. plan mode: a tool that is not read-only is denied, and the model is told why;
+2. plan mode: a tool that is not read-only is denied, and the model is told why
+   (WebFetch changes nothing here: it asks as in the other modes);
 3. dangerous forms (`shell/danger.py`: rm of a root, `curl | sh`, writes
    to shell startup files or .git internals, sudo, …) ask, with the reason;
 4. ask rules;
@@ -70,6 +71,9 @@ CYCLE = ("default", "acceptEdits", "plan")
 BEHAVIORS = ("deny", "ask", "allow")
 # Tools that change only the session's own state (the plan list): no prompt, even in plan mode.
 NO_PERMISSION_TOOLS = frozenset({"TodoWrite", "KillShell"})
+# Tools that change nothing here yet ask (a fetch goes out to the web): plan mode asks for them as
+# the other modes do, rather than refusing them as changes.
+PLAN_ASKS_TOOLS = frozenset({"WebFetch"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +359,7 @@ class PermissionPolicy:
             return self._decide_plan_exit()
         if name == "AskUserQuestion":
             return self._decide_question()
-        if self.mode == "plan" and not read_only and name not in NO_PERMISSION_TOOLS:
+        if self.mode == "plan" and not read_only and name not in NO_PERMISSION_TOOLS | PLAN_ASKS_TOOLS:
             if not hinted:
                 return _plan_denial(name)
             # an MCP tool its server calls read-only: a rule or a person may let it run while planning
