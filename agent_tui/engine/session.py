@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings
 from ..tools.agent import AgentDefinition
 from ..tools.base import Tool, ToolContext, ToolResult, tool_to_api, with_tools
+from ..tools.bash import move_to_background
 from ..tools.file_state import ReadStateWatcher
 from ..tools.skill import NAME as SKILL_TOOL
 from ..tools.skill import SkillDefinition, skills_block
@@ -352,6 +353,11 @@ class Session:
 
     # The name the loop's callers used first (signal handlers, the TUI's Esc).
     abort = interrupt
+
+    def background_bash(self) -> int:
+        """Send the running Bash commands to the background (the TUI's Ctrl+B): they keep running,
+        their output going to a background log, and their calls return saying so; how many."""
+        return move_to_background(self.tool_state)
 
     def set_permission_mode(self, mode: str) -> None:
         """Put `mode` in force (for the running turn's next decision too) and publish `mode_changed`."""

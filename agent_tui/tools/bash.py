@@ -174,8 +174,14 @@ class BashTool(BaseTool):
         reader = asyncio.create_task(capture.pump(proc.stdout))
         exited = asyncio.create_task(proc.wait())
         aborted = asyncio.create_task(ctx.abort.wait())
+        # Set when the person sends the command to the background (Ctrl+B: `move_to_background`).
+        to_background = asyncio.Event()
+        foreground: set[asyncio.Event] = ctx.state.setdefault(FOREGROUND_KEY, set())
+        foreground.add(to_background)
+        backgrounded = asyncio.create_task(to_background.wait())
         deadline = started + timeout_ms / 1000
         stopped_by: str | None = None
+        moved: ToolResult | None = None
         try:
             while not exited.done():
                 remaining = deadline - loop.time()
@@ -183,25 +189,37 @@ class BashTool(BaseTool):
                     stopped_by = "timeout"
                     break
                 await asyncio.wait(
-                    {exited, aborted}, timeout=min(PROGRESS_INTERVAL, remaining), return_when=asyncio.FIRST_COMPLETED
+                    {exited, aborted, backgrounded}, timeout=min(PROGRESS_INTERVAL, remaining),
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
                 if aborted.done():
                     stopped_by = "abort"
                     break
+                if backgrounded.done() and not exited.done():
+                    reader.cancel()
+                    moved = await _continue_in_background(command, proc, launch, capture, reader, ctx)
+                    break
                 lines = capture.take_lines()
                 if lines:
                     yield Progress(lines)
-            if stopped_by:
-                await _kill_group(proc)
-            await asyncio.wait({reader}, timeout=DRAIN_SECONDS)
+            if moved is None:
+                if stopped_by:
+                    await _kill_group(proc)
+                await asyncio.wait({reader}, timeout=DRAIN_SECONDS)
         except BaseException:
             # cancelled task or closed generator: nothing may outlive the call
             await _kill_group(proc)
             launch.finish()
             raise
         finally:
-            for task in (reader, exited, aborted):
+            foreground.discard(to_background)
+            for task in (exited, aborted, backgrounded):
                 task.cancel()
+            if moved is None:
+                reader.cancel()
+        if moved is not None:
+            yield moved  # the command goes on; the background shell owns it now
+            return
         notes = launch.finish()
         result = _result(capture, _exit_code(proc.returncode), stopped_by, timeout_ms, loop.time() - started)
         if notes:
@@ -400,6 +418,55 @@ async def _start_background(command: str, launch: _Launch, ctx: ToolContext) -> 
 
 
 _FINISHING: set[asyncio.Future[None]] = set()
+# ctx.state key: one Event per running foreground Bash call, set to send it to the background.
+FOREGROUND_KEY = "bash_foreground"
+
+
+def move_to_background(state: dict[str, Any]) -> int:
+    """Send every running foreground Bash command to the background (Ctrl+B): each keeps running,
+    its output going to a background log, and its call returns saying so.  How many there were."""
+    running: set[asyncio.Event] = state.get(FOREGROUND_KEY, set())
+    waiting = [event for event in running if not event.is_set()]
+    for event in waiting:
+        event.set()
+    return len(waiting)
+
+
+async def _continue_in_background(command: str, proc: asyncio.subprocess.Process, launch: _Launch,
+                                  capture: _Capture, reader: asyncio.Task[None], ctx: ToolContext) -> ToolResult:
+    """A running command becomes a background shell: what it printed so far, then the rest of its
+    output, go to its log; KillShell stops it, and the session's end kills it as any other."""
+    with contextlib.suppress(asyncio.CancelledError):
+        await reader
+    shells: dict[str, BackgroundShell] = ctx.state.setdefault("background_shells", {})
+    shell_id = f"bash_{len(shells) + 1}"
+    folder = ctx.session_dir / "background" if ctx.session_dir else Path(tempfile.mkdtemp(prefix="agent-tui-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    output_path = folder / f"{shell_id}.log"
+    so_far = capture.text(MAX_UI_CHARS)
+    output_path.write_text(so_far, encoding="utf-8")
+    shells[shell_id] = BackgroundShell(shell_id, command, proc, output_path)
+    task = asyncio.ensure_future(_log_rest(proc, launch, output_path))
+    _FINISHING.add(task)
+    task.add_done_callback(_FINISHING.discard)
+    return ToolResult(
+        f"The user sent this command to the background; it is still running with ID: {shell_id}\n"
+        f"Its output so far and from now on is written to: {output_path}\n"
+        "Read that file for its output; stop it with KillShell.",
+        data={"background_id": shell_id, "output_path": str(output_path), "pid": proc.pid,
+              "sandboxed": launch.sandboxed, "moved_to_background": True, "output_so_far": so_far},
+    )
+
+
+async def _log_rest(proc: asyncio.subprocess.Process, launch: _Launch, output_path: Path) -> None:
+    assert proc.stdout is not None
+    try:
+        with output_path.open("ab") as out:
+            while chunk := await proc.stdout.read(1 << 16):
+                out.write(chunk)
+                out.flush()
+    finally:
+        await _finish_after(proc, launch, output_path)
 
 
 async def _finish_after(proc: asyncio.subprocess.Process, launch: _Launch, output_path: Path) -> None:

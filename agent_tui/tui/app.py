@@ -74,6 +74,7 @@ class AgentApp(App[int], inherit_bindings=False):
         Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.cycle_mode"),
         Binding("ctrl+t", "toggle_timeline", "Timeline", id="app.toggle_timeline"),
         Binding("ctrl+o", "expand_output", "Output", id="app.expand_output"),
+        Binding("ctrl+b", "background_bash", "Background", priority=True, show=False, id="app.background_bash"),
         Binding("ctrl+p", "command_palette", "Commands", priority=True, id="app.command_palette"),
     ]
 
@@ -437,6 +438,11 @@ class AgentApp(App[int], inherit_bindings=False):
             self.run_slash_later("rewind")
         else:
             self._idle_escape_at = now
+
+    def action_background_bash(self) -> None:
+        """Ctrl+B: the running Bash command goes on in the background and the turn goes on."""
+        if self.session is None or not self.session.running or not self.session.background_bash():
+            self.notify("No Bash command is running in the foreground.")
 
     def action_scroll_transcript(self, where: str) -> None:
         transcript = self.transcript
