@@ -132,3 +132,10 @@ def test_a_compacted_conversation_cannot_go_back_but_the_code_can(project):
         rewind(Stub, first)
     assert rewind(Stub, first, conversation=False).files == ["a.py"]
     assert (project / "a.py").read_text() == "A = 1\n"
+
+
+def test_no_checkpoints_in_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
+    session = make_session("http://127.0.0.1:9", tmp_path, persist=True)
+    assert session.checkpoints is None

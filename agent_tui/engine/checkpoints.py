@@ -85,9 +85,13 @@ class Checkpoints:
 
     @classmethod
     def attach(cls, session: Any) -> Checkpoints | None:
-        """Checkpoints for `session`, taken as each prompt starts and ends (None without git)."""
+        """Checkpoints for `session`, taken as each prompt starts and ends (None without git, and in
+        the home folder or at the root of the file system)."""
         if shutil.which("git") is None:
             return None
+        cwd = Path(session.cwd).resolve()
+        if cwd == Path(cwd.anchor) or cwd == Path(os.path.expanduser("~")).resolve():
+            return None  # the whole disk or home folder is no project to snapshot at every prompt
         checkpoints = cls(session.cwd, session.session_id)
         checkpoints.current_id = lambda: session.session_id
 
