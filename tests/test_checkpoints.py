@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui.engine import events as ev
 from agent_tui.engine.checkpoints import CheckpointError, Checkpoints, rewind
 from agent_tui.engine.permissions.policy import PermissionPolicy
+from agent_tui.engine.store import load_transcript, replay_events
 from tests.engine_helpers import make_session
 from tests.loopback import reply, text, tool_use
 
@@ -84,6 +86,12 @@ async def test_rewinding_to_the_second_prompt_restores_files_and_conversation(ap
     await session.submit("what now?")
     sent = api.requests[-1].body["messages"]
     assert "change b" not in str(sent) and "change a" in str(sent) and "what now?" in str(sent)
+
+    # A resumed session redraws the conversation as the rewind left it, the prompt after it included.
+    replayed = replay_events(load_transcript(session.store.path))
+    assert [e.text for e in replayed if isinstance(e, ev.UserMessage)] == ["change a", "what now?"]
+    shown = "".join(e.text for e in replayed if isinstance(e, ev.TextDelta))
+    assert "edited a.py" in shown and "fine" in shown and "edited b.py" not in shown and "ran it" not in shown
 
 
 async def test_a_change_made_outside_agent_tui_since_the_checkpoint_is_reported_first(api, project):

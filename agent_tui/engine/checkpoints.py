@@ -301,7 +301,7 @@ def rewind(session: Any, checkpoint: Checkpoint, *, code: bool = True, conversat
     if history is not None:
         session.history = history
         if session.store is not None:
-            session.store.sync(session.history)
+            session.store.sync(session.history, rewind=True)
             session.store.commit()
         checkpoints.forget_from(checkpoint)
     return Rewound(files, history is not None)

@@ -192,9 +192,12 @@ class TranscriptStore:
         self._messages.append(message)
         self._write({"type": "message", "message": message, "ts": round(time.time(), 3)}, opens=True)
 
-    def sync(self, history: list[Message]) -> None:
+    def sync(self, history: list[Message], *, rewind: bool = False) -> None:
         """Make the stored history equal `history`: append what is new, and when
-        earlier messages changed (compaction, repair) write a `truncate` first."""
+        earlier messages changed (compaction, repair) write a `truncate` first.
+
+        `rewind`: the conversation went back to before a prompt (`/rewind`); a replay then
+        leaves out what was shown of the prompts after it."""
         old = self._messages
         keep = 0
         limit = min(len(old), len(history))
@@ -202,7 +205,7 @@ class TranscriptStore:
             keep += 1
         if keep < len(old):
             del old[keep:]
-            self._write({"type": "truncate", "keep": keep}, opens=True)
+            self._write({"type": "truncate", "keep": keep, **({"rewind": True} if rewind else {})}, opens=True)
         for message in history[keep:]:
             self.append_message(message)
 
@@ -584,12 +587,21 @@ def replay_events(transcript: Transcript) -> list[ev.Event]:
     out: list[ev.Event] = []
     current: list[Message] = []
     before_truncate: list[Message] = []
+    # Where each prompt's events began in `out`, by the number of messages before it (rewinds cut there).
+    prompt_starts: dict[int, int] = {}
     turn = 0
     for record in records:
         kind = record.get("type")
         if kind == "truncate":
+            keep = int(record.get("keep", 0))
+            if record.get("rewind"):
+                del out[prompt_starts.get(keep, len(out)) :]
+                prompt_starts = {n: at for n, at in prompt_starts.items() if n < keep}
+                del current[keep:]
+                continue
             before_truncate = list(current)
-            del current[int(record.get("keep", 0)) :]
+            del current[keep:]
+            prompt_starts = {n: at for n, at in prompt_starts.items() if n <= keep}
         elif kind == "message":
             message = record.get("message") or {}
             position = len(current)
@@ -609,6 +621,7 @@ def replay_events(transcript: Transcript) -> list[ev.Event]:
                 out.append(event)
             if data.get("type") == "user_message":
                 turn = 0
+                prompt_starts[len(current)] = len(out) - (event is not None)
     return out
 
 

@@ -113,7 +113,7 @@ async def rewind_to(app: Any, checkpoint: Any, *, code: bool, conversation: bool
         app.say(f"Cannot rewind: {exc}", kind="error")
         return
     if done.conversation:
-        await _redraw(app, checkpoint.prompt)
+        await _redraw(app)
         app.prompt_input.text = checkpoint.prompt
     parts = []
     if code:
@@ -123,24 +123,14 @@ async def rewind_to(app: Any, checkpoint: Any, *, code: bool, conversation: bool
     app.say(f"Rewound to before prompt {checkpoint.index}: {', '.join(parts)}.")
 
 
-async def _redraw(app: Any, prompt: str) -> None:
-    """The view as it was before `prompt`: the stored records up to where that prompt began."""
-    import dataclasses
-
+async def _redraw(app: Any) -> None:
+    """The view as the stored transcript now has it (a replay leaves out what a rewind cut)."""
     from ..engine.store import load_transcript, replay_events
 
     store = app.session.store
     await app.clear_view()
-    if store is None or not store.path.exists():
-        return
-    transcript = load_transcript(store.path)
-    records = transcript.records
-    # The rewind wrote the last truncate; the prompt is the last one of that text before it.
-    end = max((i for i, r in enumerate(records) if r.get("type") == "truncate"), default=len(records))
-    starts = [i for i, r in enumerate(records[:end]) if r.get("type") == "event"
-              and (r.get("event") or {}).get("type") == "user_message" and (r.get("event") or {}).get("text") == prompt]
-    kept = records[: starts[-1]] if starts else records[:end]
-    await app.replay(replay_events(dataclasses.replace(transcript, records=kept)))
+    if store is not None and store.path.exists():
+        await app.replay(replay_events(load_transcript(store.path)))
 
 
 async def _ask(app: Any, screen: ChoiceScreen) -> str | None:
