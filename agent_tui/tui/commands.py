@@ -416,6 +416,30 @@ async def _resume(app: CommandHost, arg: str) -> None:
     app.say(f"Resumed session {app.session.session_id[:8]} ({len(app.session.history)} messages).")
 
 
+async def _bashes(app: CommandHost, arg: str) -> None:
+    shells = app.session.tool_state.get("background_shells", {})
+    words = arg.split()
+    if words[:1] == ["kill"]:
+        if len(words) != 2 or words[1] not in shells:
+            app.say(f"/bashes kill ID stops one; the IDs: {', '.join(shells) or 'none'}.", kind="error")
+            return
+        shell = shells[words[1]]
+        if shell.exit_code is None:
+            await shell.stop()
+        app.say(f"Stopped {shell.id}: {shell.command}")
+        return
+    if not shells:
+        app.say("No background commands: Bash's run_in_background starts one, and Ctrl+B sends a running one there.")
+        return
+    lines = ["| id | state | command | output |", "| --- | --- | --- | --- |"]
+    for shell in shells.values():
+        state = "running" if shell.exit_code is None else f"exited {shell.exit_code}"
+        lines.append(f"| `{shell.id}` | {state} | `{_cell(shell.command)[:60]}` | "
+                     f"{_cell(shown_path(str(shell.output_path), app.session.cwd))} |")
+    lines.append("\n`/bashes kill ID` stops one.")
+    await app.show_markdown("\n".join(lines))
+
+
 async def _rewind(app: CommandHost, arg: str) -> None:
     from .rewind import choose_and_rewind
 
@@ -496,6 +520,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("mcp", "MCP servers, their state and tools", _mcp),
     SlashCommand("resume", "List stored sessions; /resume N or ID continues one", _resume),
     SlashCommand("todos", "The agent's current plan", _todos),
+    SlashCommand("bashes", "Background commands; /bashes kill ID stops one", _bashes),
     SlashCommand("rewind", "Go back to before a prompt: code, conversation or both (Esc Esc)", _rewind),
     SlashCommand("skills", "Skills the model can load (.claude/skills, ~/.claude/skills)", _skills),
     SlashCommand("transcript", "The whole conversation, including pruned entries", _transcript,

@@ -36,3 +36,20 @@ async def test_ctrl_b_backgrounds_a_running_command_and_the_model_reads_its_outp
         await wait_until(pilot, finished(recorded, 2))
     content = json.dumps(api.requests[3].body["messages"][-1])
     assert "started" in content and "done" in content
+
+
+async def test_bashes_lists_background_commands_and_kills_one(api, tmp_path):
+    from .helpers import screen_text
+
+    api.push(reply(tool_use("Bash", {"command": "sleep 60", "run_in_background": True}, id="toolu_bg")),
+             reply(text("Started.")))
+    app, recorded = make_app(api, tmp_path, allow=["Bash(sleep 60)"])
+    async with app.run_test(size=(110, 30)) as pilot:
+        await type_prompt(pilot, "start it")
+        await wait_until(pilot, finished(recorded))
+        await type_prompt(pilot, "/bashes")
+        await wait_until(pilot, lambda: "bash_1" in screen_text(app) and "running" in screen_text(app))
+        shell = app.session.tool_state["background_shells"]["bash_1"]
+        await type_prompt(pilot, "/bashes kill bash_1")
+        await wait_until(pilot, lambda: "Stopped bash_1" in screen_text(app))
+        assert shell.process.returncode is not None
