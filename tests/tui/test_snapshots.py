@@ -8,8 +8,6 @@ so every elapsed time and timeline bar is the same on every run.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from agent_tui.tui.state import ToolStatus
@@ -32,17 +30,6 @@ class ManualClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("HOME", str(tmp_path))
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text('def greet(name):\n    return "Hello, " + name\n')
-    (root / "src" / "util.py").write_text("def add(a, b):\n    return a + b\n")
-    (root / "README.md").write_text("# project\n")
-    return root
 
 
 def _app(api, project, **options):
