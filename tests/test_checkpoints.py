@@ -38,6 +38,9 @@ def project(tmp_path, monkeypatch) -> Path:
     (project / "b.py").write_text("B = 1\n")
     (project / "c.txt").write_text("c one\n")
     (project / ".gitignore").write_text("build/\n")
+    (project / ".git" / "info").mkdir(exist_ok=True)
+    (project / ".git" / "info" / "exclude").write_text("*.local\n")
+    (project / "me.local").write_text("private 1\n")
     (project / "build").mkdir()
     (project / "build" / "out.bin").write_text("built 1\n")
     return project
@@ -51,7 +54,8 @@ def _edit(path: Path, old: str, new: str, n: int) -> list:
 
 async def _three_prompts(api, project: Path):
     api.push(*_edit(project / "a.py", "A = 1", "A = 2", 1), *_edit(project / "b.py", "B = 1", "B = 2", 2),
-             reply(tool_use("Bash", {"command": "echo 'c two' > c.txt && echo built 2 > build/out.bin"}, id="toolu_b")),
+             reply(tool_use("Bash", {"command": "echo 'c two' > c.txt && echo built 2 > build/out.bin && "
+                                            "echo private 2 > me.local"}, id="toolu_b")),
              reply(text("ran it")))
     session = make_session(api.url, project, policy=PermissionPolicy(mode="bypassPermissions"), persist=True)
     for prompt in ("change a", "change b", "change c"):
@@ -74,6 +78,7 @@ async def test_rewinding_to_the_second_prompt_restores_files_and_conversation(ap
     assert (project / "b.py").read_text() == "B = 1\n"
     assert (project / "c.txt").read_text() == "c one\n"
     assert (project / "build" / "out.bin").read_text() == "built 2\n"  # ignored: never checkpointed
+    assert (project / "me.local").read_text() == "private 2\n"  # the project's info/exclude counts too
     assert len(session.history) == history_after_first
     assert [b["text"] for b in session.history[0]["content"]] == ["change a"]
     assert "change b" not in str(session.history)

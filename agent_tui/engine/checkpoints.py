@@ -222,6 +222,9 @@ class Checkpoints:
         candidates = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
         large = [path for path in filter(None, candidates) if self._large(self.cwd / path)]
         exclude = "".join("/" + "".join("\\" + c if c in _GLOB_SPECIAL else c for c in p) + "\n" for p in large)
+        # The project's own excludes count as its .gitignore does (read, never written).
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            exclude = (self.cwd / ".git" / "info" / "exclude").read_text(encoding="utf-8") + "\n" + exclude
         (self.git_dir / "info" / "exclude").write_text(exclude)
         if large:
             self._git("rm", "-q", "-f", "--cached", "--ignore-unmatch", "--", *(f":(literal){p}" for p in large))
