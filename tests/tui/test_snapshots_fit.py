@@ -8,7 +8,7 @@ import pytest
 from tests.loopback import reply, text, tool_use
 
 from .helpers import wait_until
-from .test_snapshots import USAGE, _app, _prepare, _send
+from .test_snapshots import USAGE, _app, _prepare, _send, usage_out
 
 SUMMARY = (
     "Done. Here is what changed:\n\n"
