@@ -330,7 +330,9 @@ class AgentApp(App[int], inherit_bindings=False):
             return
         from ..engine import events as ev
 
-        if type(event) is ev.PermissionRequested:
+        if type(event) is ev.PermissionRequested and event.tool_name == "AskUserQuestion":
+            self.notifier.notify("agent-tui", "The agent has a question for you")
+        elif type(event) is ev.PermissionRequested:
             self.notifier.notify("agent-tui", f"Permission needed: {event.tool_name}")
         elif type(event) is ev.QueryFinished:
             first = next((line.strip() for line in (event.result or "").splitlines() if line.strip()), "")

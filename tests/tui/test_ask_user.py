@@ -81,3 +81,21 @@ async def test_other_takes_the_persons_own_words_and_n_declines(api, tmp_path):
     [declined] = [e for e in recorded if isinstance(e, ev.ToolFinished) and e.tool_use_id == "toolu_b"]
     assert declined.is_error and "doesn't want to proceed" in declined.preview
     assert len(api.requests) == 3
+
+
+async def test_a_question_waiting_while_the_terminal_is_unfocused_says_so_in_the_notification(api, tmp_path,
+                                                                                             monkeypatch):
+    from textual import events
+
+    monkeypatch.delenv("TMUX", raising=False)  # inside tmux the sequence is wrapped for passthrough
+    api.push(reply(tool_use("AskUserQuestion", {"questions": [QUESTIONS[0]]}, id="toolu_q")), reply(text("ok")))
+    app, recorded = make_app(api, tmp_path)
+    written: list[str] = []
+    app.notifier.write = written.append
+    async with app.run_test(size=(100, 36)) as pilot:
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.app_focus)
+        app.submit_prompt("ask me")
+        await wait_until(pilot, lambda: app.permission.current is not None)
+        assert len(written) == 1 and "The agent has a question for you" in written[0]
+        assert "Permission needed" not in written[0]
