@@ -152,3 +152,24 @@ def test_no_checkpoints_in_the_home_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
     session = make_session("http://127.0.0.1:9", tmp_path, persist=True)
     assert session.checkpoints is None
+
+
+def test_two_sessions_in_one_project_take_checkpoints_at_once_without_spoiling_them(project):
+    import threading
+
+    first, second = Checkpoints(project, "s1"), Checkpoints(project, "s2")
+    taken: dict[str, list[str]] = {"s1": [], "s2": []}
+
+    def take(checkpoints: Checkpoints) -> None:
+        for n in range(5):
+            taken[checkpoints.session_id].append(checkpoints.begin(f"p{n}", []).commit)
+
+    threads = [threading.Thread(target=take, args=(c,)) for c in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (project / "a.py").write_text("changed\n")
+    for checkpoints in (first, second):
+        assert len(checkpoints.list()) == 5
+        assert checkpoints.changes(checkpoints.list()[-1]) == ["a.py"]

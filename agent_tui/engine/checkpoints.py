@@ -16,12 +16,15 @@ per session beside the shadow repository, so it survives `-c` / `-r`.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -109,6 +112,7 @@ class Checkpoints:
                 checkpoints.problem = str(exc)
 
         session.bus.add_listener(on_event)
+        threading.Thread(target=checkpoints.warm, name="checkpoints-warm-up", daemon=True).start()
         return checkpoints
 
     # ------------------------------------------------------------ the list
@@ -179,7 +183,8 @@ class Checkpoints:
                    if not self._large(self.cwd / path)]
         write = [path for status, path in changes if status != "D"]
         for start in range(0, len(write), 200):
-            self._git("checkout", checkpoint.commit, "--", *(f":(literal){p}" for p in write[start:start + 200]))
+            with self._locked():
+                self._git("checkout", checkpoint.commit, "--", *(f":(literal){p}" for p in write[start:start + 200]))
         for status, path in changes:
             if status == "D":
                 target = self.cwd / path
@@ -218,6 +223,32 @@ class Checkpoints:
 
     def snapshot(self, message: str) -> str:
         """Commit the working tree as it is now to the shadow repository; the commit's id."""
+        with self._locked():
+            self._stage()
+            tree = self._git("write-tree").strip()
+            head = self._git("rev-parse", "-q", "--verify", "refs/heads/checkpoints", check=False).strip()
+            args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
+            commit = self._git(*args).strip()
+            self._git("update-ref", "refs/heads/checkpoints", commit)
+            return commit
+
+    def warm(self) -> None:
+        """Bring the shadow index up to date ahead of the first prompt (its first pass hashes every
+        file; later ones only what changed), so the prompt's checkpoint is quick."""
+        with contextlib.suppress(CheckpointError, OSError), self._locked():
+            self._stage()
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One snapshot at a time in the shadow repository, across threads and processes (two
+        sessions in one project share it)."""
+        self.git_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.git_dir / "agent-tui.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def _stage(self) -> None:
+        """The shadow index made to match the working tree (ignored and large files left out)."""
         self._init()
         candidates = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
         large = [path for path in filter(None, candidates) if self._large(self.cwd / path)]
@@ -229,12 +260,6 @@ class Checkpoints:
         if large:
             self._git("rm", "-q", "-f", "--cached", "--ignore-unmatch", "--", *(f":(literal){p}" for p in large))
         self._git("add", "-A", "--ignore-errors", ".", check=False)
-        tree = self._git("write-tree").strip()
-        head = self._git("rev-parse", "-q", "--verify", "refs/heads/checkpoints", check=False).strip()
-        args = ["commit-tree", tree, "-m", message] + (["-p", head] if head else [])
-        commit = self._git(*args).strip()
-        self._git("update-ref", "refs/heads/checkpoints", commit)
-        return commit
 
     def _large(self, path: Path) -> bool:
         try:
