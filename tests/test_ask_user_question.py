@@ -64,3 +64,30 @@ async def test_the_answers_of_the_permission_answer_are_the_result(tmp_path):
     assert answered[-1].content == ('User has answered your questions: "Tabs or spaces?"="Tabs". '
                                     "You can now continue with the user's answers in mind.")
     assert not answered[-1].is_error and unanswered[-1].is_error
+
+
+async def test_a_program_answers_through_the_permission_request_with_the_answers_in_the_input(api, tmp_path):
+    """As the Agent SDK's can_use_tool does: allow, with `answers` added to the input."""
+    from agent_tui.engine import events as ev
+    from agent_tui.engine.permissions.policy import PermissionAnswer
+    from tests.engine_helpers import make_session
+    from tests.loopback import text
+
+    api.push(reply(tool_use("AskUserQuestion", {"questions": [QUESTION]}, id="toolu_q")), reply(text("Tabs.")))
+    session = make_session(api.url, tmp_path)
+    asked = []
+
+    def answer(event):
+        if isinstance(event, ev.PermissionRequested) and event.future is not None:
+            asked.append(event.input)
+            event.future.set_result(PermissionAnswer(
+                "allow", updated_input={**event.input, "answers": {"Tabs or spaces?": "Tabs"}}))
+
+    session.bus.add_listener(answer)
+    await session.submit("indent?")
+
+    assert asked == [{"questions": [QUESTION]}]
+    [block] = [b for b in api.requests[1].body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert not block.get("is_error") and '"Tabs or spaces?"="Tabs"' in str(block["content"])
+    # The history keeps the model's own input; the answers went to the tool.
+    assert api.requests[1].body["messages"][-2]["content"][-1]["input"] == {"questions": [QUESTION]}
