@@ -63,11 +63,13 @@ def test_skills_are_found_in_every_place_and_the_project_wins(tmp_path, home):
     assert len(problems) == 1 and "broken" in problems[0] and "no description" in problems[0]
 
 
-async def test_a_skill_is_offered_loaded_and_followed_on_the_loopback_server(api, tmp_path, home):
+@pytest.mark.parametrize("place", ["project", "user"])
+async def test_a_skill_is_offered_loaded_and_followed_on_the_loopback_server(api, tmp_path, home, place):
     project = tmp_path / "proj"
-    folder = _skill(home / ".claude" / "skills", "changelog", CHANGELOG_SKILL,
-                    **{"template.md": "## Unreleased\n- {change}\n"})
     project.mkdir()
+    root = project if place == "project" else home  # the user's skill: outside the working directory
+    folder = _skill(root / ".claude" / "skills", "changelog", CHANGELOG_SKILL,
+                    **{"template.md": "## Unreleased\n- {change}\n"})
     changelog = project / "CHANGELOG.md"
     api.push(
         reply(text("There is a skill for this."), tool_use("Skill", {"skill": "changelog"}, id="toolu_skill")),
@@ -91,7 +93,7 @@ async def test_a_skill_is_offered_loaded_and_followed_on_the_loopback_server(api
     assert "Read `template.md` in this skill's folder" in loaded and f"Base directory for this skill: {folder}" in loaded
     assert str(folder / "template.md") in loaded and "description:" not in loaded
     assert "{change}" in str(api.requests[2].body["messages"][-1]["content"])
-    # The user skill's own file and its allowed Write ran without a question.
+    # The skill's own file and its allowed Write ran without a question.
     assert rec.of(ev.PermissionRequested) == []
     assert changelog.read_text() == "## Unreleased\n- fix the parser\n"
 
