@@ -133,7 +133,7 @@ def test_an_unapproved_mcp_json_server_does_not_start_in_print_mode(api, tmp_pat
 
 def test_claude_settings_are_a_layer_below_agent_tui_settings(tmp_path):
     write(tmp_path / ".claude" / "settings.json", json.dumps(
-        {"model": "claude-from-claude", "maxTurns": 3, "permissions": {"allow": ["Read"]}, "statusLine": {}}))
+        {"model": "claude-from-claude", "maxTurns": 3, "permissions": {"allow": ["Read"]}, "cleanupPeriodDays": 30}))
     write(tmp_path / ".claude" / "settings.local.json", json.dumps({"maxTurns": 4}))
     write(tmp_path / ".agent-tui" / "settings.json", json.dumps({"model": "claude-from-agent-tui"}))
 
