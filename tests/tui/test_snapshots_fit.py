@@ -7,7 +7,7 @@ import pytest
 
 from tests.loopback import reply, text, tool_use
 
-from .helpers import wait_until
+from .helpers import screen_text, wait_until
 from .test_snapshots import USAGE, _app, _prepare, _send, usage_out
 
 SUMMARY = (
@@ -63,6 +63,9 @@ def test_a_diff_on_a_16_colour_terminal(snap_compare, api, project, monkeypatch)
         await _prepare(pilot)
         await _send(pilot, "use an f-string in greet")
         await wait_until(pilot, lambda: app.gauge.finished_at is not None)
+        # the answer and the diff drawn (a loaded machine draws them after the turn's end)
+        await wait_until(pilot, lambda: "greet() now uses an f-string." in screen_text(app)
+                         and "Greet someone by name." in screen_text(app))
         clock.now += 1.0
         await pilot.pause(0.3)
 
