@@ -369,14 +369,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         if request.diff:
             diff.show_diff(request.diff)
         diff.display = bool(request.diff)
-        self.query_one("#permission-body").scroll_home(animate=False)
-        self.set_class(bool(request.danger), "-danger")
-        self.fit(*self.app.size)
-        self.query_one("#permission-feedback-row").display = False
-        self.query_one("#permission-keys").display = True
-        if self._armed:
-            self.focus()
-        self.refresh_bindings()
+        self._laid_out(danger=bool(request.danger))
 
     def _show_question(self, request: PermissionRequested) -> None:
         form = self.question
@@ -384,8 +377,12 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.query_one("#permission-title", Static).update(form.title())
         self.query_one("#permission-subject", Static).update(form.body())
         self.query_one(DiffView).display = False
+        self._laid_out(danger=False)
+
+    def _laid_out(self, *, danger: bool) -> None:
+        """The shown request's body from its top, the answer keys in view, focus once armed."""
         self.query_one("#permission-body").scroll_home(animate=False)
-        self.set_class(False, "-danger")
+        self.set_class(danger, "-danger")
         self.fit(*self.app.size)
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
@@ -465,12 +462,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         form = self.question
         if form is not None and not form.done:
             choices = form.keys(armed)
-            if not armed:
-                choices.append(Content.styled("arming…", "$text-muted italic"))
-            columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
-            rows = key_rows(choices, columns)
-            self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
-            return sum(max(-(-row.cell_length // columns), 1) for row in rows)
+            return self._show_keys(choices, width)
         if request.tool_name == PLAN_EXIT:
             choices = [
                 choice("y", "$text-success bold", " approve, ask before edits"),
@@ -478,12 +470,7 @@ class PermissionPrompt(Vertical, can_focus=True):
                 choice("n", "$text-error bold", " keep planning"),
                 choice("e", "$text-warning bold", " keep planning, say what to change"),
             ]
-            if not armed:
-                choices.append(Content.styled("arming…", "$text-muted italic"))
-            columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
-            rows = key_rows(choices, columns)
-            self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
-            return sum(max(-(-row.cell_length // columns), 1) for row in rows)
+            return self._show_keys(choices, width)
         choices = [choice("y", "$text-success bold", " yes")]
         if offers_always:
             assert request.suggested_rule is not None
@@ -493,12 +480,18 @@ class PermissionPrompt(Vertical, can_focus=True):
         choices.append(choice("e", "$text-warning bold", " no, and tell the model why"))
         if len(self.pending) > 1:
             choices.append(Content.styled(f"(1 of {len(self.pending)} pending)", "$text-muted"))
-        if not armed:
-            choices.append(Content.styled("arming…", "$text-muted italic"))
+        reason = NO_RULE_REASON if not offers_always and has_hidden(describe_input(request, self.cwd)) else None
+        return self._show_keys(choices, width, reason)
+
+    def _show_keys(self, choices: list[Content], width: int | None, reason: str | None = None) -> int:
+        """Lay `choices` out in rows for `width` columns (plus the arming hint, and `reason` on a row of
+        its own); the number of rows they take."""
+        if not self._armed:
+            choices = [*choices, Content.styled("arming…", "$text-muted italic")]
         columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
         rows = key_rows(choices, columns)
-        if not offers_always and has_hidden(describe_input(request, self.cwd)):
-            rows.append(Content.styled(NO_RULE_REASON, "$text-warning"))
+        if reason:
+            rows.append(Content.styled(reason, "$text-warning"))
         self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
         # A row holding one answer wider than the prompt still wraps.
         return sum(max(-(-row.cell_length // columns), 1) for row in rows)
