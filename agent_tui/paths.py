@@ -24,3 +24,23 @@ def shown_path(path: str | Path, cwd: str | Path | None = None, *, home: bool = 
         if absolute.startswith(folder.rstrip(os.sep) + os.sep):
             return "~" + os.sep + absolute[len(folder.rstrip(os.sep)) + 1:]
     return absolute
+
+
+def data_dir() -> Path:
+    """agent-tui's data folder (`AGENT_TUI_DATA_DIR` overrides the platform default)."""
+    override = os.environ.get("AGENT_TUI_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("agent-tui"))
+
+
+def cache_dir() -> Path:
+    """agent-tui's cache folder (`AGENT_TUI_CACHE_DIR` overrides the platform default)."""
+    override = os.environ.get("AGENT_TUI_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("agent-tui"))

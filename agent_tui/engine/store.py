@@ -40,8 +40,7 @@ from hashlib import sha1
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_data_dir
-
+from ..paths import data_dir
 from . import events as ev
 from .messages import (
     INTERRUPTED_FOR_TOOL_USE,
@@ -91,10 +90,6 @@ class SessionNotFound(LookupError):
 # ---------------------------------------------------------------- locations
 
 
-def data_dir() -> Path:
-    """agent-tui's data folder (`AGENT_TUI_DATA_DIR` overrides the platform default)."""
-    override = os.environ.get("AGENT_TUI_DATA_DIR")
-    return Path(override).expanduser() if override else Path(user_data_dir("agent-tui"))
 
 
 def project_slug(cwd: Path) -> str:

@@ -308,17 +308,10 @@ atexit.register(lambda: _release(list(_PLACEHOLDERS)))
 
 def own_dirs() -> list[Path]:
     """agent-tui's own config, data and cache folders: never writable from the sandbox."""
-    from platformdirs import user_cache_dir, user_data_dir
-
     from agent_tui.config import config_dir
+    from agent_tui.paths import cache_dir, data_dir
 
-    data = os.environ.get("AGENT_TUI_DATA_DIR")
-    cache = os.environ.get("AGENT_TUI_CACHE_DIR")
-    return [
-        config_dir(),
-        Path(data).expanduser() if data else Path(user_data_dir("agent-tui")),
-        Path(cache).expanduser() if cache else Path(user_cache_dir("agent-tui")),
-    ]
+    return [config_dir(), data_dir(), cache_dir()]
 
 
 def own_installation() -> list[Path]:

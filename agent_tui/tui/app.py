@@ -29,8 +29,8 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from ..config import LOCAL_SETTINGS
+from ..paths import cache_dir as css_cache_dir
 from .css_cache import CachedStylesheet
-from .css_cache import cache_dir as css_cache_dir
 from .notify import Notifier
 from .start import SessionStart
 from .state import CompactionStatus

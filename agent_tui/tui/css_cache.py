@@ -48,14 +48,6 @@ _FORMAT = 2
 MAX_ENTRIES = 400
 
 
-def cache_dir() -> Path:
-    """agent-tui's cache folder (`AGENT_TUI_CACHE_DIR` overrides the platform default)."""
-    override = os.environ.get("AGENT_TUI_CACHE_DIR")
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("agent-tui"))
 
 
 class CachedStylesheet(Stylesheet):
