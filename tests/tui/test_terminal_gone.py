@@ -52,10 +52,43 @@ def _agents_of(data_dir: Path) -> list[int]:
     return found
 
 
+def _children_in(project: Path) -> list[int]:
+    """Pids of processes still working in the round's project (the Bash tool's command)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(os.readlink(entry / "cwd")) == project and _state(int(entry.name)) not in ("Z", "X"):
+                    found.append(int(entry.name))
+    return found
+
+
 def _state(pid: int) -> str:
     with contextlib.suppress(OSError):
         return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
     return "gone"
+
+
+def _exited(pid: int) -> bool:
+    """Whether every thread of the process has exited.
+
+    A multi-threaded process's leader shows as a zombie while its other threads are
+    still tearing down, and they hold its open files (the session lock among them)
+    until the last one is gone; so a zombie leader alone is not an exit.
+    """
+    if _state(pid) == "gone":
+        return True
+    tasks = Path("/proc") / str(pid) / "task"
+    try:
+        threads = [entry.name for entry in tasks.iterdir()]
+    except OSError:
+        return True
+    for tid in threads:
+        with contextlib.suppress(OSError):
+            state = (tasks / tid / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state not in ("Z", "X"):
+                return False
+    return True
 
 
 def _round(n: int, root: Path) -> str:
@@ -83,17 +116,26 @@ def _round(n: int, root: Path) -> str:
             else:
                 tmux.wait_for(STREAMED, STEP)
             pids = _agents_of(data_dir)
+            if mid_tool:  # the check for leftovers below can see the running command
+                deadline = time.monotonic() + STEP
+                while not _children_in(project) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                assert _children_in(project), f"round {n}: the Bash command is not running"
             assert pids, f"round {n}: no agent-tui process found"
             killed = time.monotonic()
             if kill_server:
                 tmux.kill()
             else:
                 tmux.run("kill-pane", "-t", "agent", check=False)
-            while (left := [p for p in pids if _state(p) not in ("gone", "Z")]) and time.monotonic() - killed < 10:
+            while (left := [p for p in pids if not _exited(p)]) and time.monotonic() - killed < 10:
                 time.sleep(0.02)
             took = time.monotonic() - killed
             assert not left, f"round {n}: agent-tui {left} still running 10 s after its terminal went away"
             assert took < GONE_WITHIN, f"round {n}: agent-tui took {took:.2f}s to exit"
+            # Nor is the command it was running left behind.
+            while (orphans := _children_in(project)) and time.monotonic() - killed < GONE_WITHIN + 1:
+                time.sleep(0.02)
+            assert not orphans, f"round {n}: processes {orphans} still running in the project"
         finally:
             tmux.kill()
     # The session is on disk with the prompt, and its lock is free for a resume.
