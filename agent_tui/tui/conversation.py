@@ -360,6 +360,7 @@ class Conversation:
             if turn.stream_end_at is None:
                 turn.stream_end_at = now
             turn.closed_at = now
+            self.timeline.turn_closed(turn)
 
     def refresh_tool(self, record: ToolRecord) -> None:
         self.timeline.update_tool(record.tool_use_id)

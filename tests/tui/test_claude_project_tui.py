@@ -18,6 +18,7 @@ from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.notify import osc777
+from agent_tui.tui.screens import McpApprovalScreen
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.prompt_input import CompletionMenu
 from tests.loopback import reply, tool_use
@@ -129,9 +130,11 @@ async def test_rejecting_mcp_json_servers_keeps_them_off_and_remembers_it(api, t
     assert local == {"disabledMcpjsonServers": ["tickets"]}
 
 
-async def test_keys_typed_as_the_mcp_json_question_appears_do_not_approve_it(api, tmp_path):
+async def test_keys_typed_as_the_mcp_json_question_appears_do_not_approve_it(api, tmp_path, monkeypatch):
     """The servers run programs: a `y` or `a` already on its way (typed before the question could be
     read) is not an answer; after a quiet moment the same key is."""
+    # A quiet moment longer than a loaded machine's delay in seeing the question and typing the keys.
+    monkeypatch.setattr(McpApprovalScreen, "arm_quiet", 2.0)
     app, _ = app_for(api, tmp_path, mcp_json_pending=tickets_mcp_json(tmp_path))
     async with app.run_test(size=(110, 32)) as pilot:
         await wait_until(pilot, lambda: "New MCP server found in .mcp.json" in screen_text(app))

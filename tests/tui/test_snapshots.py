@@ -241,24 +241,33 @@ def test_permission_prompt_with_hidden_characters_and_a_long_command(snap_compar
 
 @pytest.mark.parametrize("size", SIZES)
 def test_timeline_at_size(snap_compare, api, project, size):
+    # Each later model turn is held until its request has arrived and the clock has
+    # moved: every turn starts at a known time and ends at a known time, whatever the load.
+    bash_turn, bash_gate = gated(reply(tool_use("Bash", {"command": "wc -l src/app.py"}, id="toolu_bash"), usage=USAGE))
+    last_turn, last_gate = gated(reply(text("Both modules define one function each; app.py has 2 lines."), usage=USAGE))
     api.push(
         reply(
             tool_use("Glob", {"pattern": "src/**/*.py"}, id="toolu_glob"),
             tool_use("Grep", {"pattern": "def ", "path": "src"}, id="toolu_grep"),
             usage=USAGE,
         ),
-        reply(tool_use("Bash", {"command": "wc -l src/app.py"}, id="toolu_bash"), usage=USAGE),
-        reply(text("Both modules define one function each; app.py has 2 lines."), usage=USAGE),
+        bash_turn,
+        last_turn,
     )
     app, clock = _app(api, project, allow=["Bash"])
+
+    async def step(pilot, turn: int, seconds: float, gate) -> None:
+        # The screen has taken the turn's start from the clock before the clock moves.
+        await wait_until(pilot, lambda: app.conversation._turn is not None and app.conversation._turn.number == turn)
+        clock.now += seconds
+        gate.set()
 
     async def run_before(pilot) -> None:
         await _prepare(pilot)
         await _send(pilot, "survey the code and count the lines")
-        await wait_until(pilot, _records(app, ToolStatus.DONE, "toolu_glob", "toolu_grep"))
-        clock.now += 0.5
+        await step(pilot, 2, 0.5, bash_gate)
         await wait_until(pilot, _records(app, ToolStatus.DONE, "toolu_bash"))
-        clock.now += 1.2
+        await step(pilot, 3, 1.2, last_gate)
         await wait_until(pilot, lambda: app.gauge.finished_at is not None)
         # Below 148 columns (a 48-column pane and 100 for the transcript) the timeline is the strip.
         await pilot.pause(0.2)

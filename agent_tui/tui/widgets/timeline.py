@@ -219,6 +219,17 @@ class Timeline(VerticalScroll):
         if row is not None:
             row.refresh()
 
+    def turn_closed(self, turn: TurnRecord) -> None:
+        """Draw a turn's final span and its tools on its final axis: the tick redraws only
+        what is still moving, so a turn that closes between two ticks would keep the
+        duration of the last one."""
+        for row in self._turn_rows[-3:]:
+            if row.turn is turn:
+                row.refresh()
+        for row in self._rows.values():
+            if row.record.turn is turn:
+                row.refresh()
+
     def tick(self) -> bool:
         """Redraw what is still moving; False when nothing is."""
         moving = False
