@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ class Outbox:
         self._send = send
         self._queue: asyncio.Queue[Update] = asyncio.Queue()
         self._task = asyncio.ensure_future(self._run())
+        self._failed = False
 
     def put(self, update: Update) -> None:
         self._queue.put_nowait(update)
@@ -98,7 +100,9 @@ class Outbox:
                 try:
                     await self._send(update)
                 except Exception as exc:  # a client gone or refusing an update: the session goes on
-                    log.warning("agent-tui: acp: a session/update was not delivered: %s", exc)
+                    if not self._failed:
+                        log.warning("agent-tui: acp: session/update not delivered (%s); the session goes on", exc)
+                    self._failed = True
             for _ in batch:
                 self._queue.task_done()
 
@@ -506,14 +510,25 @@ def _mcp_servers(servers: list[Any]) -> dict[str, dict[str, Any]]:
 
 
 async def serve_stdio(make_session: SessionFactory) -> int:
-    """Serve ACP on stdin/stdout until stdin closes; the exit status."""
+    """Serve ACP on stdin/stdout until stdin closes (or SIGTERM); the exit status."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
     out = protocol_stdout()
     agent = AcpAgent(make_session)
     transport = StdioJsonRpc(await LineReader(sys.stdin).open(), out)
     conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
+    listening = asyncio.ensure_future(conn.listen())
+    terminated: list[bool] = []
+
+    def on_sigterm() -> None:
+        terminated.append(True)
+        listening.cancel()
+
+    # SIGTERM (an editor closing) ends the sessions as the end of stdin does.
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
     try:
-        await conn.listen()
+        with contextlib.suppress(asyncio.CancelledError):
+            await listening
     finally:
         # The end of stdin: running prompts are interrupted and every request received is answered
         # (while the client may still read), then the sessions close.
@@ -521,4 +536,4 @@ async def serve_stdio(make_session: SessionFactory) -> int:
         await transport.answered(SHUTDOWN_SECONDS)
         await agent.close_all()
         await conn.close()
-    return 0
+    return 128 + signal.SIGTERM if terminated else 0

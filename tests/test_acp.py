@@ -125,6 +125,25 @@ async def test_a_prompt_streams_text_and_a_write_asks_permission_and_ends_the_tu
     assert conn.returncode == 0
 
 
+async def test_todo_write_is_the_plan_and_tool_calls_carry_their_kind(api, tmp_path):
+    todos = [{"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+             {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"}]
+    api.push(reply(tool_use("TodoWrite", {"todos": todos}, id="t1"), tool_use("Grep", {"pattern": "bug"}, id="g1")),
+             reply("Planned."))
+    editor = Editor()
+
+    async with agent(api, tmp_path, editor, tmp_path / "agent.log") as conn:
+        response = await ask(conn, await new_session(conn, tmp_path), "plan the fix")
+
+    assert response.stop_reason == "end_turn"
+    plan, = editor.of(schema.AgentPlanUpdate)
+    assert [(e.content, e.status) for e in plan.entries] == [("Read the code", "completed"),
+                                                              ("Fix the bug", "in_progress")]
+    kinds = {u.tool_call_id: u.kind for u in editor.of(schema.ToolCallStart)}
+    assert kinds == {"t1": "think", "g1": "search"}
+    assert not editor.permissions
+
+
 async def test_cancel_mid_stream_answers_cancelled_and_the_next_prompt_has_a_valid_history(api, tmp_path):
     api.push(hang(after=5, of=reply(text("A long answer that never ends"))), reply("The next answer."))
     editor = Editor()
