@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -246,6 +247,80 @@ async def test_stdin_closing_mid_prompt_ends_the_session_cleanly(api, tmp_path):
     transcript = load_transcript(find_session(project_dir(tmp_path), session_id))
     assert transcript.finished and check_history(transcript.messages) == []
     assert transcript.messages[0]["content"][0]["text"] == "start something long"
+
+
+async def test_allow_always_writes_the_rule_a_writes_and_reject_always_stops_asking(api, tmp_path):
+    notes = tmp_path / "notes.txt"
+    api.push(reply(tool_use("Write", {"file_path": str(notes), "content": "one\n"}, id="w1")), reply("Written."),
+             reply(tool_use("Write", {"file_path": str(notes), "content": "two\n"}, id="w2")), reply("Again."))
+    editor = Editor(answer="allow_always")
+
+    async with agent(api, tmp_path, editor, tmp_path / "agent.log") as conn:
+        session_id = await new_session(conn, tmp_path)
+        await ask(conn, session_id, "write one")
+        await ask(conn, session_id, "write two")
+        (_, options), = editor.permissions
+        always = next(o for o in options if o.kind == "allow_always")
+        editor.answer = "reject_always"
+        # A rejection ends the turn (the prompt is the person's again); the rule denies the next call unasked.
+        api.push(reply(tool_use("Bash", {"command": "touch made-by-bash"}, id="b1")),
+                 reply(tool_use("Bash", {"command": "touch made-by-bash"}, id="b2")), reply("Denied again."))
+        rejected = await ask(conn, session_id, "touch it")
+        await ask(conn, session_id, "touch it again")
+
+    assert notes.read_text() == "two\n" and rejected.stop_reason == "end_turn"
+    rules = json.loads((tmp_path / ".agent-tui" / "settings.local.json").read_text())["permissions"]["allow"]
+    assert always.name == f"Always allow {rules[0]}"
+    assert [call.tool_call_id for call, _ in editor.permissions] == ["w1", "b1"]
+    assert not (tmp_path / "made-by-bash").exists()
+    denied = api.requests[-1].body["messages"][-1]["content"][0]
+    assert denied["tool_use_id"] == "b2" and denied["is_error"]
+
+
+async def test_the_editors_mcp_servers_join_the_settings_and_prompts_carry_images_and_files(api, tmp_path):
+    from tests.test_mcp import PROBE_SERVER
+
+    script = tmp_path / "probe_server.py"
+    script.write_text(PROBE_SERVER)
+    (tmp_path / ".agent-tui").mkdir()
+    (tmp_path / ".agent-tui" / "settings.json").write_text(json.dumps({"mcpServers": {"fromsettings": {
+        "command": sys.executable, "args": [str(script)], "env": {"PROBE_DIR": str(tmp_path)}}}}))
+    editor_server = schema.McpServerStdio(name="fromeditor", command=sys.executable, args=[str(script)],
+                                          env=[schema.EnvVariable(name="PROBE_DIR", value=str(tmp_path))])
+    api.push(reply("I see a red square and your notes."))
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=="
+    prompt = [text_block("what is this?"), schema.ImageContentBlock(type="image", data=png, mime_type="image/png"),
+              schema.EmbeddedResourceContentBlock(type="resource", resource=schema.TextResourceContents(
+                  uri=f"file://{tmp_path}/notes.md", text="remember the milk", mime_type="text/markdown"))]
+
+    async with agent(api, tmp_path, Editor(), tmp_path / "agent.log") as conn:
+        new = await asyncio.wait_for(conn.new_session(cwd=str(tmp_path), mcp_servers=[editor_server]), 30)
+        response = await asyncio.wait_for(conn.prompt(session_id=new.session_id, prompt=prompt), 60)
+
+    assert response.stop_reason == "end_turn"
+    body = api.requests[0].body
+    offered = {t["name"] for t in body["tools"]}
+    assert {"mcp__fromsettings__lookup", "mcp__fromeditor__lookup"} <= offered
+    sent = body["messages"][-1]["content"]
+    assert [b["type"] for b in sent if b["type"] != "text"] == ["image"]
+    assert any("remember the milk" in b.get("text", "") and "notes.md" in b.get("text", "") for b in sent)
+
+
+async def test_session_resume_goes_on_without_replaying(api, tmp_path):
+    api.push(reply("First answer."))
+    async with agent(api, tmp_path, Editor(), tmp_path / "agent.log") as conn:
+        session_id = await new_session(conn, tmp_path)
+        await ask(conn, session_id, "first question")
+
+    editor = Editor()
+    api.push(reply("Second answer."))
+    async with agent(api, tmp_path, editor, tmp_path / "agent.log") as conn:
+        await asyncio.wait_for(conn.resume_session(cwd=str(tmp_path), session_id=session_id), 30)
+        replayed = [u for u in editor.updates if not isinstance(u, schema.AvailableCommandsUpdate)]
+        await ask(conn, session_id, "second question")
+
+    assert replayed == [] and editor.said() == "Second answer."
+    assert [m["role"] for m in api.requests[-1].body["messages"]] == ["user", "assistant", "user"]
 
 
 def test_malformed_lines_get_json_rpc_errors_and_the_agent_goes_on(tmp_path):
