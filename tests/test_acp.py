@@ -277,6 +277,22 @@ async def test_allow_always_writes_the_rule_a_writes_and_reject_always_stops_ask
     assert denied["tool_use_id"] == "b2" and denied["is_error"]
 
 
+async def test_ask_user_question_is_answered_through_the_permission_options(api, tmp_path):
+    question = {"question": "Which database?", "header": "Database", "multiSelect": False,
+                "options": [{"label": "SQLite", "description": "a file"}, {"label": "Postgres", "description": "a server"}]}
+    api.push(reply(tool_use("AskUserQuestion", {"questions": [question]}, id="q1")), reply("Postgres it is."))
+    editor = Editor(answer="1")
+
+    async with agent(api, tmp_path, editor, tmp_path / "agent.log") as conn:
+        response = await ask(conn, await new_session(conn, tmp_path), "set up storage")
+
+    assert response.stop_reason == "end_turn"
+    (call, options), = editor.permissions
+    assert call.title == "Which database?" and [o.name for o in options] == ["SQLite", "Postgres", "Skip"]
+    result = api.requests[1].body["messages"][-1]["content"][0]
+    assert not result.get("is_error") and "Postgres" in json.dumps(result)
+
+
 async def test_the_editors_mcp_servers_join_the_settings_and_prompts_carry_images_and_files(api, tmp_path):
     from tests.test_mcp import PROBE_SERVER
 
