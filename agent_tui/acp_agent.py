@@ -350,7 +350,9 @@ class AcpAgent:
     def _on_event(self, live: LiveSession, event: ev.Event) -> None:
         for update in live.translator.updates(event):
             live.outbox.put(update)
-        if type(event) is ev.PermissionRequested and event.future is not None:
+        if type(event) is ev.UserMessage and live.cancelled:
+            live.session.interrupt()  # cancelled before the turn began running (MCP servers starting)
+        elif type(event) is ev.PermissionRequested and event.future is not None:
             task = asyncio.ensure_future(self._ask(live, event))
             live.tasks.add(task)
             task.add_done_callback(live.tasks.discard)
