@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_program_flags(p: argparse.ArgumentParser) -> None:
     """Claude Code's flags that programs (Claude's Agent SDK) pass."""
+    p.add_argument("--acp", action="store_true",
+                   help="serve the Agent Client Protocol on stdin/stdout, for editors (Zed, Toad, ...)")
     p.add_argument("--input-format", choices=("text", "stream-json"), default="text",
                    help="stream-json: prompts and control messages on stdin, one JSON a line (the Agent SDK)")
     p.add_argument("--system-prompt", metavar="TEXT",
@@ -246,6 +248,8 @@ def resume_session(session: Session, args: argparse.Namespace) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cwd = (args.cwd or Path.cwd()).resolve()
+    if args.acp:
+        return _serve_acp(args)
     prompt = args.prompt
     # A program on the other end of a pipe, as with Claude Code: print mode, not the full screen.
     if not args.print_mode and (args.input_format == "stream-json" or not (sys.stdin.isatty() and sys.stdout.isatty())):
@@ -463,6 +467,41 @@ def _serve_program(session: Session, args: argparse.Namespace, prompt: str | Non
         return 130
     try:
         return asyncio.run(serve())
+    except KeyboardInterrupt:
+        return 130
+
+
+def _serve_acp(args: argparse.Namespace) -> int:
+    """`--acp`: an editor drives sessions over the Agent Client Protocol (acp_agent.py); each of its
+    sessions is built for its folder as `agent-tui` would start there, with these flags."""
+    from .acp_agent import serve_stdio
+
+    _say_ignored(args)
+    sources = None if args.setting_sources is None else {s.strip() for s in args.setting_sources.split(",")} - {""}
+
+    def make_session(folder: Path) -> Session:
+        """ValueError when the settings, the model or the MCP configuration cannot be used."""
+        try:
+            settings = load_settings(folder, settings_file=args.settings, flags=flag_settings(args), sources=sources)
+            apply_env(settings)
+            model = choose_model(settings, args.offline)
+        except (SettingsError, RuntimeError) as exc:
+            raise ValueError(str(exc)) from exc
+        for problem in settings.problems:
+            print(f"agent-tui: settings: {problem}", file=sys.stderr)
+        built = build_session(args, folder, settings, model, interactive=True)
+        if isinstance(built, int):
+            raise ValueError("the MCP configuration is invalid")
+        session, pending = built
+        if pending:
+            print(f"agent-tui: .mcp.json server(s) not approved, not started: {', '.join(pending)} "
+                  "(approve them in agent-tui, or list them in enabledMcpjsonServers)", file=sys.stderr)
+        return session
+
+    if startup.end():
+        return 130
+    try:
+        return asyncio.run(serve_stdio(make_session))
     except KeyboardInterrupt:
         return 130
 

@@ -162,6 +162,7 @@ ENGINE_SURFACE = {"agent_tui.engine", "agent_tui.engine.events"}
 FRONT_ENDS = {
     "print mode": ("agent_tui.printer", "agent_tui.claude_stream"),
     "the Agent SDK transport": ("agent_tui.sdk_transport",),
+    "the ACP agent": ("agent_tui.acp_agent", "agent_tui.acp_updates", "agent_tui.acp_wire"),
     "agent_tui.ask()": ("agent_tui.scripting", "agent_tui.session_config"),
 }
 # The TUI still reaches into these; the number may only go down (docs/architecture.md, "Front ends").

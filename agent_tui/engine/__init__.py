@@ -1,5 +1,5 @@
 """The engine's public surface: what front ends (the TUI, print mode, the Agent SDK transport,
-`agent_tui.ask()`) use.  Loaded on first use, so importing one engine module stays cheap (the
+the ACP agent, `agent_tui.ask()`) use.  Loaded on first use, so importing one engine module stays cheap (the
 full-screen app draws before the engine loads)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .models.base import ModelClient
     from .permissions.policy import PermissionAnswer
     from .session import Result, Session, SessionOptions
+    from .store import SessionInfo, SessionNotFound, list_sessions, replay_events
 
 __all__ = [
     "Event",
@@ -24,10 +25,14 @@ __all__ = [
     "PermissionRequest",
     "Result",
     "Session",
+    "SessionInfo",
+    "SessionNotFound",
     "SessionOptions",
     "Terminal",
     "TerminalReason",
     "events",
+    "list_sessions",
+    "replay_events",
     "valid_utf8",
 ]
 
@@ -44,6 +49,11 @@ _WHERE = {
     # How a query ended (print mode's result object is made from it).
     "Terminal": (".loop.query", "Terminal"),
     "TerminalReason": (".loop.query", "TerminalReason"),
+    # Stored sessions (`-c`, `-r`, an editor's session/list and session/load): listed, and redrawn as events.
+    "SessionInfo": (".store", "SessionInfo"),
+    "SessionNotFound": (".store", "SessionNotFound"),
+    "list_sessions": (".store", "list_sessions"),
+    "replay_events": (".store", "replay_events"),
     # Text for a terminal or a pipe: undecodable bytes from files or commands as U+FFFD.
     "valid_utf8": (".messages", "valid_utf8"),
 }

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..tools.agent import AgentDefinition
-from ..tools.base import Tool, ToolContext, ToolResult, tool_to_api, with_tools
+from ..tools.base import EditorFiles, Tool, ToolContext, ToolResult, tool_to_api, with_tools
 from ..tools.bash import move_to_background
 from ..tools.file_state import ReadStateWatcher
 from ..tools.skill import NAME as SKILL_TOOL
@@ -264,6 +264,8 @@ class Session:
         # Relays JSON-RPC to `"type": "sdk"` servers, which live in the program driving the session
         # (the Agent SDK transport sets it); None: such a server fails to connect.
         self.sdk_mcp_relay: SdkRelay | None = None
+        # The editor's buffers in place of the disk for the file tools (`use_files`); None: the disk.
+        self._files: EditorFiles | None = None
         # The transcript being written (None: not persisted), and the one `resume()` loaded.
         self.store: TranscriptStore | None = None
         self.transcript: Transcript | None = None
@@ -393,6 +395,11 @@ class Session:
         ValueError for an event agent-tui has no hooks for."""
         hook = HookCommand(name, timeout=timeout or DEFAULT_HOOK_TIMEOUT, callback=callback)
         self.hooks.add_callback(event, matcher, hook)
+
+    def use_files(self, files: EditorFiles | None) -> None:
+        """Read, Write, Edit and MultiEdit read and change files through `files` (the editor's
+        buffers, an ACP client's `fs/*` methods) from the next call on; None: the disk."""
+        self._files = files
 
     def define_agent(self, agent: AgentDefinition) -> None:
         """A subagent type for the Agent tool, beside the project's (a program's `agents`)."""
@@ -777,6 +784,7 @@ class Session:
             tool_use_id=tool_use_id,
             read_denied=lambda path: self.policy.read_denied(path, cwd=self.cwd),
             working_dirs=tuple(self.policy.working_directories(self.cwd)),
+            files=self._files,
         )
 
     async def submit(self, prompt: str | list[dict[str, Any]], *, allowed_tools: Sequence[str] = ()) -> Terminal:

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from ..paths import shown_path
 
@@ -109,6 +109,12 @@ class FileSnapshot:
     encoding: Encoding | None = None
     line_ending: str | None = None  # None: no line break in the file
     mode: int | None = None
+
+
+class SnapshotSource(Protocol):
+    """Where a change's plan reads the file now: the pinned folder, or the editor's buffer."""
+
+    def snapshot(self) -> FileSnapshot: ...
 
 
 @dataclass(slots=True)

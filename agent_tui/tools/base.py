@@ -52,6 +52,21 @@ class ToolResult:
     ends_turn: bool = False
 
 
+@runtime_checkable
+class EditorFiles(Protocol):
+    """Files as the editor driving the session holds them (an ACP client's `fs/*` methods,
+    docs/architecture.md §8): Read, Write, Edit and MultiEdit go through it, so the model sees and
+    changes the editor's unsaved buffers.  `reads` / `writes`: which half the editor offers (the
+    other goes to the disk)."""
+
+    reads: bool
+    writes: bool
+
+    async def read_text(self, path: Path) -> str: ...
+
+    async def write_text(self, path: Path, text: str) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may use while it runs."""
@@ -74,6 +89,8 @@ class ToolContext:
     # What `pin` captured right after the permission decision (a file tool's checked target and folder):
     # the call works on that or refuses.  None: the call was not checked (a direct call).
     pinned: Any = None
+    # The editor's buffers in place of the disk for the file tools (an ACP client); None: the disk.
+    files: EditorFiles | None = None
 
 
 @runtime_checkable

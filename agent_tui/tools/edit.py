@@ -16,6 +16,7 @@ from ._fileio import (
     LF,
     FileToolError,
     PlannedChange,
+    SnapshotSource,
     created_message,
     file_not_found,
     normalize_newlines,
@@ -26,7 +27,6 @@ from ._fileio import (
 from .base import ToolContext
 from .file_change import FileChangeTool
 from .file_state import check_writable
-from .pinned import PinnedFolder
 
 NO_CHANGES_MESSAGE = "No changes to make: old_string and new_string are exactly the same."
 FILE_EXISTS_MESSAGE = "Cannot create new file - file already exists."
@@ -164,7 +164,7 @@ class EditTool(FileChangeTool):
         "additionalProperties": False,
     }
 
-    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: PinnedFolder | None = None) -> PlannedChange:
+    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: SnapshotSource | None = None) -> PlannedChange:
         old, new = str(input["old_string"]), str(input["new_string"])
         if old == new:
             raise FileToolError(NO_CHANGES_MESSAGE)

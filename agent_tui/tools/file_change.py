@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from ..paths import shown_path
-from ._fileio import FileSnapshot, FileToolError, PlannedChange, diff_counts, encode, read_snapshot
+from ._fileio import (
+    CRLF,
+    LF,
+    FileSnapshot,
+    FileToolError,
+    PlannedChange,
+    SnapshotSource,
+    detect_line_ending,
+    diff_counts,
+    encode,
+    normalize_newlines,
+    read_snapshot,
+)
 from .base import BaseTool, Progress, ToolContext, ToolResult, resolve_path
 from .file_state import record_write
 from .pinned import PinnedFolder, PinnedTarget, open_pinned, pin
@@ -27,9 +40,57 @@ def commit(change: PlannedChange, ctx: ToolContext, folder: PinnedFolder) -> dic
     except OSError as exc:
         raise FileToolError(f"Failed to write {snap.path}: {exc.strerror or exc}") from exc
     record_write(ctx.state, snap.path, data)
+    return change_data(change, ctx)
+
+
+def change_data(change: PlannedChange, ctx: ToolContext) -> dict[str, Any]:
+    """What front ends get of a written change: the path, its unified diff and line counts."""
     diff = change.diff(ctx.cwd)
     added, removed = diff_counts(diff)
-    return {"path": str(snap.path), "diff": diff, "added": added, "removed": removed, "created": change.created}
+    return {"path": str(change.path), "diff": diff, "added": added, "removed": removed, "created": change.created}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EditorBuffer:
+    """The file as the editor holds it (`ctx.files`, docs/architecture.md §8): what a plan reads in
+    place of the disk, unsaved changes included."""
+
+    buffer: FileSnapshot
+
+    def snapshot(self) -> FileSnapshot:
+        return self.buffer
+
+
+async def editor_buffer(path: Path, ctx: ToolContext) -> EditorBuffer | None:
+    """`path` as the editor holds it; None when the editor does not read files or the file does
+    not exist yet (the disk says what there is, the editor only holds files that exist)."""
+    files = ctx.files
+    if files is None or not files.reads:
+        return None
+    on_disk = read_snapshot(path)
+    if not on_disk.exists:
+        return None
+    try:
+        text = await files.read_text(path)
+    except Exception as exc:  # the editor's error, whatever it is, is the tool's result
+        raise FileToolError(f"Cannot read {path} from the editor: {exc}") from exc
+    return EditorBuffer(dataclasses.replace(
+        on_disk, text=normalize_newlines(text), line_ending=detect_line_ending(text), encoding=None))
+
+
+async def commit_in_editor(change: PlannedChange, ctx: ToolContext, target: Path) -> dict[str, Any]:
+    """Hand the planned change to the editor (its buffer, which it saves as it does), with the
+    file's own line endings; the read-state cache learns the new text."""
+    assert ctx.files is not None
+    text = change.new_text
+    if change.snapshot.line_ending == CRLF:
+        text = normalize_newlines(text).replace(LF, CRLF)
+    try:
+        await ctx.files.write_text(target, text)
+    except Exception as exc:  # the editor's error, whatever it is, is the tool's result
+        raise FileToolError(f"The editor could not write {change.path}: {exc}") from exc
+    record_write(ctx.state, change.path, text)
+    return change_data(change, ctx)
 
 
 class FileChangeTool(BaseTool, abc.ABC):
@@ -49,7 +110,7 @@ class FileChangeTool(BaseTool, abc.ABC):
         self._cwd = cwd
 
     @abc.abstractmethod
-    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: PinnedFolder | None = None) -> PlannedChange:
+    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: SnapshotSource | None = None) -> PlannedChange:
         """The change `input` makes to the file now on disk (read through `folder` when given)."""
 
     @abc.abstractmethod
@@ -59,8 +120,9 @@ class FileChangeTool(BaseTool, abc.ABC):
     def path_of(self, input: dict[str, Any], ctx: ToolContext) -> Path:
         return Path(os.path.abspath(resolve_path(str(input["file_path"]), ctx.cwd)))
 
-    def snapshot(self, path: Path, folder: PinnedFolder | None) -> FileSnapshot:
-        """The file now: through the pinned folder in `call`, by path before the permission check."""
+    def snapshot(self, path: Path, folder: SnapshotSource | None) -> FileSnapshot:
+        """The file now: through the pinned folder (or the editor's buffer) in `call`, by path before
+        the permission check."""
         return read_snapshot(path) if folder is None else folder.snapshot()
 
     def pin(self, input: dict[str, Any], ctx: ToolContext, resolved: str | None) -> PinnedTarget:
@@ -76,7 +138,7 @@ class FileChangeTool(BaseTool, abc.ABC):
 
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         try:
-            self.plan(input, ctx)
+            self.plan(input, ctx, await editor_buffer(self.path_of(input, ctx), ctx))
         except FileToolError as exc:
             return str(exc)
         return None
@@ -84,11 +146,14 @@ class FileChangeTool(BaseTool, abc.ABC):
     async def permission_preview(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         """The unified diff the call would make, without writing; None when it would fail."""
         try:
-            return self.plan(input, ctx).diff(ctx.cwd)
+            return self.plan(input, ctx, await editor_buffer(self.path_of(input, ctx), ctx)).diff(ctx.cwd)
         except FileToolError:
             return None
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
+        if ctx.files is not None and ctx.files.writes:
+            yield await self._call_in_editor(input, ctx)
+            return
         pinned = ctx.pinned
         if not isinstance(pinned, PinnedTarget) or pinned.path != self.path_of(input, ctx):
             # Called without a permission check (a direct call): pinned now, still read and written in one folder.
@@ -101,3 +166,16 @@ class FileChangeTool(BaseTool, abc.ABC):
             yield ToolResult(str(exc), is_error=True)
             return
         yield ToolResult(self.result_text(input, change), data=data)
+
+    async def _call_in_editor(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """The change made in the editor's buffer: planned on what the editor holds, written to the
+        file the permission decision was made on."""
+        path = self.path_of(input, ctx)
+        pinned = ctx.pinned
+        target = pinned.target if isinstance(pinned, PinnedTarget) and pinned.path == path else path
+        try:
+            change = self.plan(input, ctx, await editor_buffer(path, ctx))
+            data = await commit_in_editor(change, ctx, target)
+        except FileToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        return ToolResult(self.result_text(input, change), data=data)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._fileio import FileToolError, PlannedChange, file_not_found, normalize_newlines
+from ._fileio import FileToolError, PlannedChange, SnapshotSource, file_not_found, normalize_newlines
 from .base import ToolContext
 from .edit import FILE_EXISTS_MESSAGE, NO_CHANGES_MESSAGE, apply_edit
 from .file_change import FileChangeTool
 from .file_state import check_writable
-from .pinned import PinnedFolder
 
 SUBSTRING_MESSAGE = "Cannot edit file: old_string is a substring of a new_string from a previous edit."
 UNCHANGED_MESSAGE = "Original and edited file match exactly. Failed to apply edit."
@@ -103,7 +102,7 @@ class MultiEditTool(FileChangeTool):
         "additionalProperties": False,
     }
 
-    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: PinnedFolder | None = None) -> PlannedChange:
+    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: SnapshotSource | None = None) -> PlannedChange:
         edits = list(input["edits"])
         if not edits:
             raise FileToolError(NO_EDITS_MESSAGE)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -141,13 +142,22 @@ class ReadTool(ReadOnlyTool):
                     is_error=True,
                 )
                 return
-            window = await asyncio.to_thread(_read_window, path, start, limit)
+            content: str | None = None
+            if ctx.files is not None and ctx.files.reads:
+                # The editor's buffer, unsaved changes included (docs/architecture.md §8).
+                content = await ctx.files.read_text(path)
+                window = _window(io.BytesIO(content.encode("utf-8", "surrogateescape")), start, limit)
+            else:
+                window = await asyncio.to_thread(_read_window, path, start, limit)
         except OSError as exc:
             yield ToolResult(f"Could not read {path}: {exc.strerror or exc}", is_error=True)
             return
+        except Exception as exc:  # the editor's error, whatever it is, is the tool's result
+            yield ToolResult(f"Could not read {path} from the editor: {exc}", is_error=True)
+            return
 
         partial = start > 1 or start - 1 + len(window.lines) < window.total_lines
-        record_read(ctx.state, path, None, partial, mtime=mtime)
+        record_read(ctx.state, path, content, partial, mtime=mtime)
         data = {
             "path": str(path),
             "lines_read": len(window.lines),
@@ -181,7 +191,12 @@ def _looks_binary(path: Path) -> bool:
 
 
 def _read_window(path: Path, start: int, limit: int) -> _Window:
-    """Lines start..start+limit-1 (1-based), counting the whole file without holding it.
+    with open_regular(path) as f:
+        return _window(f, start, limit)
+
+
+def _window(f: Any, start: int, limit: int) -> _Window:
+    """Lines start..start+limit-1 (1-based) of the binary file `f`, counting the whole file without holding it.
 
     Memory stays bounded whatever the file: a line is read only as far as can be shown of it
     (`MAX_LINE_CHARS`) and the rest of it skipped in chunks, the window stops at
@@ -191,26 +206,25 @@ def _read_window(path: Path, start: int, limit: int) -> _Window:
     truncated = 0
     size = 0
     cut_at: int | None = None
-    with open_regular(path) as f:
-        total = _skip_lines(f, start - 1)
-        while total == start - 1 + len(lines) and len(lines) < limit:
-            head = f.readline(_MAX_LINE_BYTES)
-            if not head:
-                break
-            cut = len(head) == _MAX_LINE_BYTES and not head.endswith(b"\n")
-            if cut:
-                _skip_rest_of_line(f)
-            total += 1
-            line = head.decode("utf-8", "replace").rstrip("\r\n")
-            if cut or len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS]
-                truncated += 1
-            if lines and size + len(line) > MAX_WINDOW_CHARS:
-                cut_at = total
-                break
-            size += len(line) + 1
-            lines.append(line)
-        total += _count_rest(f)
+    total = _skip_lines(f, start - 1)
+    while total == start - 1 + len(lines) and len(lines) < limit:
+        head = f.readline(_MAX_LINE_BYTES)
+        if not head:
+            break
+        cut = len(head) == _MAX_LINE_BYTES and not head.endswith(b"\n")
+        if cut:
+            _skip_rest_of_line(f)
+        total += 1
+        line = head.decode("utf-8", "replace").rstrip("\r\n")
+        if cut or len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS]
+            truncated += 1
+        if lines and size + len(line) > MAX_WINDOW_CHARS:
+            cut_at = total
+            break
+        size += len(line) + 1
+        lines.append(line)
+    total += _count_rest(f)
     return _Window(lines, total, truncated, cut_at)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from ._fileio import (
     FileToolError,
     PlannedChange,
+    SnapshotSource,
     created_message,
     normalize_newlines,
     numbered_file,
@@ -15,7 +16,6 @@ from ._fileio import (
 from .base import ToolContext
 from .file_change import FileChangeTool
 from .file_state import check_writable
-from .pinned import PinnedFolder
 
 # The model's text, one line per paragraph or bullet, as Claude Code words it.
 DESCRIPTION = """Writes a file to the local filesystem.
@@ -44,7 +44,7 @@ class WriteTool(FileChangeTool):
         "additionalProperties": False,
     }
 
-    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: PinnedFolder | None = None) -> PlannedChange:
+    def plan(self, input: dict[str, Any], ctx: ToolContext, folder: SnapshotSource | None = None) -> PlannedChange:
         path = self.path_of(input, ctx)
         snapshot = self.snapshot(path, folder)
         if snapshot.exists:

@@ -149,6 +149,11 @@ class Terminal:
     def is_error(self) -> bool:
         return self.reason not in SUCCESSFUL_ENDS
 
+    @property
+    def refused(self) -> bool:
+        """The model declined to answer (the API's `refusal` stop reason)."""
+        return self.reason is TerminalReason.MODEL_ERROR and self.error == REFUSAL_MESSAGE
+
 
 @dataclass(frozen=True)
 class QueryParams:
