@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__, startup
 from .config import LOCAL_SETTINGS, MCP_JSON, PERMISSION_MODES, Settings, SettingsError, apply_env, load_settings
 from .engine.models.base import DEFAULT_MODEL
+from .paths import data_dir_problem
 
 # The engine (session, loop, tools, permissions) is imported where it is used: the
 # full-screen app draws its first frame before it loads (`tui.start.SessionStart`).
@@ -260,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     status = _flag_problem(args, prompt)
     if status is not None:
         return status
+    unusable = data_dir_problem()
+    if unusable is not None:
+        print(f"agent-tui: {unusable}", file=sys.stderr)
+        return 2
     _say_ignored(args)
     sources = None if args.setting_sources is None else {s.strip() for s in args.setting_sources.split(",")} - {""}
     try:

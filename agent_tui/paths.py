@@ -44,3 +44,27 @@ def cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("agent-tui"))
+
+
+def data_dir_problem() -> str | None:
+    """Why agent-tui's data folder cannot keep sessions (None: it can).
+
+    Checked at start-up: a relative `HOME` (or `AGENT_TUI_DATA_DIR`) would put it wherever the
+    process happens to run, and a folder that cannot be made or written would lose every
+    session silently."""
+    home = os.environ.get("HOME")
+    if home is not None and not os.path.isabs(home):
+        # `~` would mean a folder under wherever agent-tui runs: the home-folder rules (shell rc
+        # files, ~/.ssh) would guard the wrong files, and sessions would land elsewhere.
+        return f"HOME={home!r} is not an absolute path; set HOME to your home folder"
+    folder = data_dir()
+    if not folder.is_absolute():
+        return f"the data folder {str(folder)!r} is not an absolute path; set AGENT_TUI_DATA_DIR to an absolute folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        return f"cannot create the data folder {folder}: {reason}; set AGENT_TUI_DATA_DIR to a writable one"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the data folder {folder} is not writable; set AGENT_TUI_DATA_DIR to a writable folder"
+    return None

@@ -43,7 +43,7 @@ async def test_reading_a_256_mb_one_line_file_keeps_memory_bounded(api, tmp_path
     assert time.monotonic() - began < 30
     [result] = tool_results(api.requests[1].body)
     content = str(result["content"])
-    assert f"     1\t{'a' * MAX_LINE_CHARS}" in content and "a" * (MAX_LINE_CHARS + 1) not in content
+    assert f"1\t{'a' * MAX_LINE_CHARS}" in content and "a" * (MAX_LINE_CHARS + 1) not in content
     assert "1 line(s) longer than 2000 characters were truncated" in content
 
 
@@ -55,12 +55,12 @@ async def test_a_window_stops_at_its_character_budget_and_says_where(tmp_path):
     assert 100 < len(shown) < 200
     assert len(result.content) <= MAX_WINDOW_CHARS + 10 * len(shown) + 500
     last = len(shown)
-    assert shown[-1].startswith(f"{last:>6}\t{last:04d}")
+    assert shown[-1].startswith(f"{last}\t{last:04d}")
     assert f"Output stopped at {MAX_WINDOW_CHARS} characters, before line {last + 1}" in result.content
     assert f"Showing lines 1-{last} of 1000" in result.content
     # The model can read on from there.
     more = await run({"file_path": str(path), "offset": last + 1, "limit": 3}, ToolContext(cwd=tmp_path))
-    assert more.content.startswith(f"{last + 1:>6}\t{last + 1:04d}")
+    assert more.content.startswith(f"{last + 1}\t{last + 1:04d}")
 
 
 async def test_lines_are_counted_the_same_with_and_without_a_final_newline(tmp_path):

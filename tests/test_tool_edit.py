@@ -36,7 +36,7 @@ async def test_replaces_unique_string_and_shows_snippet(tmp_path):
     assert path.read_text() == "a = 1\nb = 20\nc = 3\n"
     assert result.content == (
         f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of "
-        "the edited file:\n     1\ta = 1\n     2\tb = 20\n     3\tc = 3\n     4\t"
+        "the edited file:\n1\ta = 1\n2\tb = 20\n3\tc = 3\n4\t"
     )
 
 
@@ -44,9 +44,9 @@ async def test_snippet_is_limited_to_lines_around_the_edit(tmp_path):
     ctx, path = make(tmp_path, "".join(f"line {i}\n" for i in range(1, 21)))
     result = await run(edit(path, "line 10\n", "ten\n"), ctx)
     numbered = result.content.split("\n", 1)[1].splitlines()
-    assert numbered[0] == "     6\tline 6"
-    assert "    10\tten" in numbered
-    assert numbered[-1] == "    14\tline 14"
+    assert numbered[0] == "6\tline 6"
+    assert "10\tten" in numbered
+    assert numbered[-1] == "14\tline 14"
 
 
 async def test_missing_file_error(tmp_path):

@@ -1,4 +1,4 @@
-"""Glob: absolute paths matching a pattern, newest first, capped at 100."""
+"""Glob: paths matching a pattern (relative to the working directory inside it), newest first, capped at 100."""
 
 from __future__ import annotations
 
@@ -24,26 +24,26 @@ def touch(path: Path, mtime: float) -> Path:
     return path
 
 
-async def test_results_are_absolute_paths_newest_first(tmp_path):
+async def test_results_are_paths_relative_to_the_working_directory_newest_first(tmp_path):
     old = touch(tmp_path / "old.py", 1_000)
     new = touch(tmp_path / "src" / "new.py", 3_000)
     mid = touch(tmp_path / "src" / "mid.py", 2_000)
     result = await run({"pattern": "**/*.py"}, ToolContext(cwd=tmp_path))
-    assert result.content.splitlines() == [str(new), str(mid), str(old)]
+    assert result.content.splitlines() == ["src/new.py", "src/mid.py", "old.py"]
 
 
 async def test_pattern_without_double_star_matches_only_the_top_level(tmp_path):
     top = touch(tmp_path / "top.py", 1_000)
     touch(tmp_path / "sub" / "deep.py", 2_000)
     result = await run({"pattern": "*.py"}, ToolContext(cwd=tmp_path))
-    assert result.content.splitlines() == [str(top)]
+    assert result.content.splitlines() == ["top.py"]
 
 
 async def test_path_sets_the_search_root(tmp_path):
     touch(tmp_path / "a" / "x.txt", 1_000)
     inside = touch(tmp_path / "b" / "y.txt", 1_000)
     result = await run({"pattern": "*.txt", "path": str(tmp_path / "b")}, ToolContext(cwd=tmp_path))
-    assert result.content.splitlines() == [str(inside)]
+    assert result.content.splitlines() == ["b/y.txt"]
 
 
 async def test_absolute_pattern_searches_from_its_literal_folders(tmp_path):
@@ -66,7 +66,7 @@ async def test_more_than_100_results_are_truncated_with_a_note(tmp_path):
     result = await run({"pattern": "*.txt"}, ToolContext(cwd=tmp_path))
     lines = result.content.splitlines()
     assert len(lines) == 101
-    assert lines[0] == str(tmp_path / "f149.txt")
+    assert lines[0] == "f149.txt"
     assert lines[-1] == TRUNCATED_NOTE
     assert result.data["count"] == 150 and result.data["truncated"]
 
@@ -77,7 +77,7 @@ async def test_git_folder_and_gitignored_files_are_skipped(tmp_path):
     touch(tmp_path / "build" / "c.py", 1_000)
     (tmp_path / ".gitignore").write_text("build/\n")
     result = await run({"pattern": "**/*.py"}, ToolContext(cwd=tmp_path))
-    assert result.content.splitlines() == [str(kept)]
+    assert result.content.splitlines() == ["a.py"]
 
 
 async def test_missing_directory_is_an_error(tmp_path):
@@ -92,7 +92,7 @@ async def test_without_ripgrep_python_glob_gives_the_same_answer(tmp_path, monke
     new = touch(tmp_path / "pkg" / "new.py", 2_000)
     touch(tmp_path / ".git" / "x.py", 3_000)
     result = await run({"pattern": "**/*.py"}, ToolContext(cwd=tmp_path))
-    assert result.content.splitlines() == [str(new), str(old)]
+    assert result.content.splitlines() == ["pkg/new.py", "old.py"]
 
 
 def test_glob_is_read_only_and_concurrency_safe():
@@ -108,5 +108,5 @@ async def test_files_ignored_by_a_nested_gitignore_are_not_listed_in_a_git_repo(
     touch(tmp_path / ".cache" / "v" / "b.py", 2_000)
     (tmp_path / ".cache" / ".gitignore").write_text("*\n")
     result = await run({"pattern": "**/*"}, ToolContext(cwd=tmp_path))
-    assert str(kept) in result.content.splitlines()
+    assert "src/a.py" in result.content.splitlines()
     assert ".cache" not in result.content and "/.git/" not in result.content

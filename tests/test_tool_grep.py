@@ -56,8 +56,8 @@ async def test_default_mode_lists_files_newest_first(tree):
     result = await run({"pattern": "hello"}, ToolContext(cwd=tree))
     assert result.content.splitlines() == [
         "Found 2 files",
-        str(tree / "src" / "util.py"),
-        str(tree / "notes.md"),
+        "src/util.py",
+        "notes.md",
     ]
     assert result.data == {"matches": 2, "files": [str(tree / "src" / "util.py"), str(tree / "notes.md")]}
 
@@ -65,8 +65,8 @@ async def test_default_mode_lists_files_newest_first(tree):
 async def test_content_mode_prints_path_line_and_text(tree):
     result = await run({"pattern": "hello", "output_mode": "content", "path": "notes.md"}, ToolContext(cwd=tree))
     assert result.content.splitlines() == [
-        f"{tree / 'notes.md'}:1:say hello",
-        f"{tree / 'notes.md'}:2:and hello again",
+        "notes.md:1:say hello",
+        "notes.md:2:and hello again",
     ]
     assert result.data["matches"] == 2
 
@@ -75,12 +75,12 @@ async def test_content_mode_without_line_numbers(tree):
     result = await run(
         {"pattern": "again", "output_mode": "content", "-n": False, "path": "notes.md"}, ToolContext(cwd=tree)
     )
-    assert result.content == f"{tree / 'notes.md'}:and hello again"
+    assert result.content == "notes.md:and hello again"
 
 
 async def test_count_mode_gives_per_file_counts_and_a_total(tree):
     result = await run({"pattern": "hello", "output_mode": "count", "glob": "*.md"}, ToolContext(cwd=tree))
-    assert result.content == f"{tree / 'notes.md'}:2\n\nFound 2 total occurrences across 1 file."
+    assert result.content == "notes.md:2\n\nFound 2 total occurrences across 1 file."
 
 
 async def test_case_insensitive_flag(tree):
@@ -94,8 +94,7 @@ async def test_context_lines_use_dashes(tree):
     result = await run(
         {"pattern": "print", "output_mode": "content", "-B": 1, "path": "src/app.py"}, ToolContext(cwd=tree)
     )
-    app = tree / "src" / "app.py"
-    assert result.content.splitlines() == [f"{app}-3-def main():", f"{app}:4:    print('Hello')"]
+    assert result.content.splitlines() == ["src/app.py-3-def main():", "src/app.py:4:    print('Hello')"]
 
 
 async def test_type_filter_restricts_files(tree):
@@ -105,15 +104,14 @@ async def test_type_filter_restricts_files(tree):
 
 async def test_head_limit_keeps_the_first_entries(tree):
     result = await run({"pattern": "hello", "head_limit": 1}, ToolContext(cwd=tree))
-    assert result.content.splitlines() == ["Found 2 files (showing the first 1)", str(tree / "src" / "util.py")]
+    assert result.content.splitlines() == ["Found 2 files (showing the first 1)", "src/util.py"]
 
 
 async def test_multiline_matches_across_lines(tree):
     result = await run(
         {"pattern": r"main\(\):\n\s+print", "multiline": True, "output_mode": "content"}, ToolContext(cwd=tree)
     )
-    app = tree / "src" / "app.py"
-    assert result.content.splitlines() == [f"{app}:3:def main():", f"{app}:4:    print('Hello')"]
+    assert result.content.splitlines() == ["src/app.py:3:def main():", "src/app.py:4:    print('Hello')"]
 
 
 async def test_no_match_says_no_files_found(tree):

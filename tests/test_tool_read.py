@@ -25,7 +25,7 @@ async def test_lines_are_numbered_like_cat_n(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("alpha\nbeta\n")
     result = await run({"file_path": str(path)}, ToolContext(cwd=tmp_path))
-    assert result.content == "     1\talpha\n     2\tbeta"
+    assert result.content == "1\talpha\n2\tbeta"
     assert not result.is_error
 
 
@@ -34,14 +34,14 @@ async def test_reads_2000_lines_by_default_and_says_how_to_read_more(tmp_path):
     result = await run({"file_path": str(path)}, ToolContext(cwd=tmp_path))
     lines = result.content.split("\n\n(")[0].splitlines()
     assert len(lines) == 2000
-    assert lines[-1] == "  2000\tline 2000"
+    assert lines[-1] == "2000\tline 2000"
     assert "Showing lines 1-2000 of 2500" in result.content
 
 
 async def test_offset_and_limit_select_a_window_keeping_file_line_numbers(tmp_path):
     path = write_lines(tmp_path / "a.txt", 50)
     result = await run({"file_path": str(path), "offset": 10, "limit": 3}, ToolContext(cwd=tmp_path))
-    assert result.content.startswith("    10\tline 10\n    11\tline 11\n    12\tline 12\n")
+    assert result.content.startswith("10\tline 10\n11\tline 11\n12\tline 12\n")
     assert "Showing lines 10-12 of 50" in result.content
 
 
@@ -50,8 +50,8 @@ async def test_lines_longer_than_2000_characters_are_truncated(tmp_path):
     path.write_text("x" * 5000 + "\nshort\n")
     result = await run({"file_path": str(path)}, ToolContext(cwd=tmp_path))
     first, second = result.content.splitlines()[:2]
-    assert first == "     1\t" + "x" * 2000
-    assert second == "     2\tshort"
+    assert first == "1\t" + "x" * 2000
+    assert second == "2\tshort"
     assert "1 line(s) longer than 2000 characters were truncated" in result.content
 
 
@@ -96,7 +96,7 @@ async def test_relative_path_is_resolved_against_cwd(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "a.txt").write_text("hi\n")
     result = await run({"file_path": "sub/a.txt"}, ToolContext(cwd=tmp_path))
-    assert result.content == "     1\thi"
+    assert result.content == "1\thi"
 
 
 async def test_full_read_is_recorded_with_mtime_and_not_partial(tmp_path):

@@ -91,7 +91,7 @@ async def test_overwrite_of_read_file_reports_numbered_content(tmp_path):
     assert not result.is_error
     assert result.content == (
         f"The file {target} has been updated. Here's the result of running `cat -n` on a snippet "
-        "of the edited file:\n     1\tone\n     2\ttwo"
+        "of the edited file:\n1\tone\n2\ttwo"
     )
     assert target.read_text() == "one\ntwo"
     assert result.data["created"] is False

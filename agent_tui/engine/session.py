@@ -782,7 +782,7 @@ class Session:
             settings=self.options.settings,
             state=self.tool_state,
             tool_use_id=tool_use_id,
-            read_denied=lambda path: self.policy.read_denied(path, cwd=self.cwd),
+            read_denied=self.policy.read_deny_check(self.cwd),
             working_dirs=tuple(self.policy.working_directories(self.cwd)),
             files=self._files,
         )

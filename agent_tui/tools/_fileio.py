@@ -273,10 +273,11 @@ def diff_counts(diff: str) -> tuple[int, int]:
 
 
 def number_lines(text: str, start: int = 1) -> str:
-    """`cat -n` style: the line number right-aligned in 6 columns, a tab, the line."""
+    """The line number, a tab, the line: Claude Code's form of `cat -n`, without its six-column
+    padding (every result stays in the history and is paid for on each later request)."""
     if not text:
         return ""
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(text.split(LF), start))
+    return "\n".join(f"{n}\t{line}" for n, line in enumerate(text.split(LF), start))
 
 
 def numbered_file(text: str) -> str:

@@ -13,6 +13,8 @@ parallel (fail closed).
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +83,8 @@ class ToolContext:
     state: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str = ""
     # True for a path a Read deny rule covers: search and listing tools leave it out of their results.
+    # It takes an absolute, resolved path (as a walk from a resolved root yields them) and makes no
+    # system call; None when no rule could deny anything.
     read_denied: Callable[[str], bool] | None = None
     # The model the query is using when the tool runs (the fallback model after a fallback).
     model: str = ""
@@ -189,6 +193,23 @@ class ReadOnlyTool(BaseTool):
 def one_line(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def model_path(path: str, cwd: Path) -> str:
+    """`path` (absolute) as a result shows it to the model: relative to `cwd` when inside it
+    (fewer tokens, and every later request pays for them), else absolute.  Tools resolve a
+    relative path against `cwd` (`resolve_path`), so either form reads back the same file."""
+    for prefix in _cwd_prefixes(str(cwd)):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path
+
+
+@functools.lru_cache(maxsize=16)
+def _cwd_prefixes(cwd: str) -> tuple[str, ...]:
+    # a session at the root of the file system shows absolute paths: relative ones would read oddly
+    roots = (cwd, os.path.realpath(cwd))
+    return tuple(dict.fromkeys(root.rstrip(os.sep) + os.sep for root in roots if root.rstrip(os.sep)))
 
 
 def resolve_path(path: str, cwd: Path) -> Path:

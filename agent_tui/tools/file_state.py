@@ -9,7 +9,9 @@ Records live in `ctx.state["read_files"][abs_path] = {"mtime": float,
 "partial": bool, "sha256": str, "real": str, "stale": bool}`.
 
 A file counts as changed when its mtime moved AND its content hash no longer
-matches (an mtime bump without a content change, e.g. `touch`, is fine).
+matches (an mtime bump without a content change, e.g. `touch`, is fine).  A file
+over `HASH_LIMIT` recorded by Read is never loaded for this: its size and a hash
+of its first and last `SAMPLE_BYTES` stand in for the content hash (`sample`).
 `ReadStateWatcher` (watchfiles) marks entries stale as soon as their files
 change on disk; a stale entry is always verified by hash, which also catches
 a change that kept the mtime.  The stat/hash check stays the source of truth:
@@ -30,8 +32,9 @@ from ._fileio import decode, open_regular
 log = logging.getLogger(__name__)
 
 READ_FILES = "read_files"
-# Bigger files are not hashed when recorded without content: their mtime decides.
-HASH_LIMIT = 64 * 1024 * 1024
+# Bigger files recorded without content are not loaded: their size and a sample hash decide.
+HASH_LIMIT = 4 * 1024 * 1024
+SAMPLE_BYTES = 64 * 1024
 NOT_READ_MESSAGE = "File has not been read yet. Read it first before writing to it."
 MODIFIED_MESSAGE = (
     "File has been modified since read, either by the user or by a linter. "
@@ -71,15 +74,37 @@ def _mtime(path: str) -> float | None:
 def _entry(path: str, content: str | bytes | None, partial: bool, mtime: float | None) -> dict[str, Any]:
     if mtime is None:
         mtime = _mtime(path) or 0.0
+    sample = None
     if content is None:
         content = _disk_content(path, mtime)
+        if content is None:
+            sample = _sample(path, mtime)
     return {
         "mtime": mtime,
         "partial": partial,
         "sha256": None if content is None else content_hash(content),
+        "sample": sample,
         "real": os.path.realpath(path),
         "stale": False,
     }
+
+
+def _sample(path: str, mtime: float | None = None) -> tuple[int, str] | None:
+    """A large file's size and a hash of its first and last `SAMPLE_BYTES`, read without loading
+    it; None for a file within `HASH_LIMIT` (its content is hashed) or no longer of `mtime`."""
+    try:
+        with open_regular(path) as fh:
+            info = os.fstat(fh.fileno())
+            size = info.st_size
+            if (mtime is not None and info.st_mtime != mtime) or size <= HASH_LIMIT:
+                return None
+            digest = hashlib.sha256(fh.read(SAMPLE_BYTES))
+            if size > 2 * SAMPLE_BYTES:
+                fh.seek(size - SAMPLE_BYTES)
+            digest.update(fh.read(SAMPLE_BYTES))
+    except OSError:
+        return None
+    return size, digest.hexdigest()
 
 
 def _disk_content(path: str, mtime: float) -> bytes | None:
@@ -152,8 +177,13 @@ def check_writable(state: dict[str, Any], path: str | os.PathLike[str]) -> str |
         return None
     expected = entry.get("sha256")
     if expected is None:
-        # Recorded without content: the mtime decides.
-        return None if same_mtime else MODIFIED_MESSAGE
+        sample = entry.get("sample")
+        if sample is not None and tuple(sample) == _sample(key):
+            entry["mtime"] = mtime
+            entry["stale"] = False
+            return None
+        # Recorded without content or sample (unreadable then): the mtime decides.
+        return None if same_mtime and sample is None else MODIFIED_MESSAGE
     try:
         with open_regular(key) as fh:
             actual = content_hash(fh.read())

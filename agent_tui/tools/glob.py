@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,7 @@ from agent_tui.tools.base import (
     ReadOnlyTool,
     ToolContext,
     ToolResult,
+    model_path,
     resolve_path,
 )
 from agent_tui.tools.globs import glob_to_regex
@@ -21,12 +25,16 @@ from agent_tui.tools.grep import find_rg, run_rg, sort_by_mtime
 MAX_RESULTS = 100
 TRUNCATED_NOTE = "(Results are truncated. Consider using a more specific path or pattern.)"
 _GLOB_CHARS = set("*?[{")
+# More alternatives than this from `{a,b}` and the pattern is matched without a prefilter.
+_MAX_BRACE_EXPANSIONS = 64
 
 DESCRIPTION = f"""\
 - Fast file pattern matching tool that works with any codebase size.
 - Supports glob patterns like "**/*.js" or "src/**/*.ts".
-- Returns absolute file paths sorted by modification time, newest first (at most {MAX_RESULTS}).
-- Files ignored by .gitignore and the .git folder are skipped.
+- Returns file paths sorted by modification time, newest first (at most {MAX_RESULTS}); paths inside \
+the working directory are relative to it, others absolute.
+- Files ignored by .gitignore and the .git folder are skipped, unless the pattern names an ignored \
+folder (e.g. "node_modules/**/*.js").
 - Use this tool when you need to find files by name patterns.
 - When you are doing an open ended search that may require multiple rounds of globbing and \
 grepping, use the Agent tool instead.
@@ -64,15 +72,18 @@ class GlobTool(ReadOnlyTool):
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> AsyncIterator[Progress | ToolResult]:
         base, pattern = _split_pattern(input["pattern"], resolve_path(input.get("path", "."), ctx.cwd).resolve())
-        if not base.is_dir():
+        folder = _literal_folder(pattern)
+        if not (base / folder).is_dir():
             yield ToolResult("No files found", data={"files": [], "count": 0, "truncated": False})
             return
         if find_rg() is None:
             files = await asyncio.to_thread(_python_glob, base, pattern)
         else:
-            # The pattern is matched here, not passed to ripgrep: its --glob whitelists
-            # override .gitignore, which would list ignored files.
-            run = await run_rg(["--files", "--hidden", "--glob", "!.git", "."], base, ctx.abort)
+            # The pattern's literal leading folders are the walk's root, so a pattern naming an
+            # ignored folder (`node_modules/**/*.js`) lists it, as Claude Code does.
+            with _prefilter(pattern) as ignore_file:
+                run = await run_rg(["--files", "--hidden", "--glob", "!.git", *ignore_file, folder or "."],
+                                   base, ctx.abort)
             if run.aborted:
                 yield ToolResult("Interrupted by user", is_error=True)
                 return
@@ -80,8 +91,13 @@ class GlobTool(ReadOnlyTool):
                 yield ToolResult(f"Glob failed: {run.stderr.strip()}", is_error=True)
                 return
             lines = run.stdout.decode("utf-8", "replace").splitlines()
-            match = glob_regex(pattern).fullmatch
-            files = [str(base / rel) for line in lines if line and match(rel := line.removeprefix("./"))]
+            root = str(base).rstrip(os.sep) + os.sep
+            if ignore_file:
+                # gitignore's `*`, `?`, `[...]` and `**/` are the glob's own: ripgrep matched exactly
+                files = [root + line.removeprefix("./") for line in lines if line]
+            else:
+                match = glob_regex(pattern).fullmatch
+                files = [root + rel for line in lines if line and match(rel := line.removeprefix("./"))]
         if ctx.read_denied is not None:
             files = [f for f in files if not ctx.read_denied(f)]
         files = await asyncio.to_thread(sort_by_mtime, files)
@@ -91,7 +107,71 @@ class GlobTool(ReadOnlyTool):
         if not shown:
             yield ToolResult("No files found", data=data)
             return
-        yield ToolResult("\n".join(shown + ([TRUNCATED_NOTE] if truncated else [])), data=data)
+        listed = [model_path(f, ctx.cwd) for f in shown]
+        yield ToolResult("\n".join(listed + ([TRUNCATED_NOTE] if truncated else [])), data=data)
+
+
+@contextlib.contextmanager
+def _prefilter(pattern: str) -> Iterator[list[str]]:
+    """ripgrep's arguments that leave out most files the pattern cannot match, as the walk goes.
+
+    Not `--glob`: its whitelists override .gitignore, so ignored files would be listed.  An
+    ignore file of ripgrep's ranks below the repository's own, so "ignore everything, except
+    folders and the pattern" narrows the walk and .gitignore still wins.  The pattern is
+    translated only where gitignore's `*`, `?`, `[...]` and `**` mean what the glob's do (its
+    `{a,b}` become one line each), so what ripgrep lists is what the pattern matches; one that
+    does not translate gets no prefilter and is matched here instead.
+    """
+    lines = _gitignore_lines(pattern)
+    if not lines:
+        yield []
+        return
+    fd, path = tempfile.mkstemp(prefix="agent-tui-glob-", suffix=".ignore")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(["*", "!*/", *("!" + line for line in lines)]) + "\n")
+        yield ["--ignore-file", path]
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _gitignore_lines(pattern: str) -> list[str]:
+    """`pattern` (anchored, `{a,b}` alternations) as gitignore lines, or [] when it has a
+    character gitignore reads otherwise."""
+    if any(c in pattern for c in "\\\n\r#!") or pattern != pattern.strip():
+        return []
+    if any("**" in part and part != "**" for part in pattern.split("/")):
+        return []  # gitignore reads `a**b` as `a*b`; the glob lets it cross folders
+    expanded = [pattern]
+    for _ in range(_MAX_BRACE_EXPANSIONS):
+        more = [alt for p in expanded for alt in _expand_once(p)]
+        if more == expanded:
+            return expanded if all("{" not in p and "}" not in p for p in expanded) else []
+        expanded = more
+        if len(expanded) > _MAX_BRACE_EXPANSIONS:
+            return []
+    return []
+
+
+def _expand_once(pattern: str) -> list[str]:
+    """The alternatives of the first innermost `{a,b}` in `pattern` ([pattern] when it has none)."""
+    end = pattern.find("}")
+    start = pattern.rfind("{", 0, end) if end > 0 else -1
+    if start < 0:
+        return [pattern]
+    head, body, tail = pattern[:start], pattern[start + 1:end], pattern[end + 1:]
+    return [head + alt + tail for alt in body.split(",")]
+
+
+def _literal_folder(pattern: str) -> str:
+    """The leading folders of an anchored glob that hold no glob characters ("" for none)."""
+    literal: list[str] = []
+    for part in pattern.lstrip("/").split("/")[:-1]:
+        if _GLOB_CHARS & set(part) or part in ("", ".", ".."):
+            break
+        literal.append(part)
+    return "/".join(literal)
 
 
 def _split_pattern(pattern: str, base: Path) -> tuple[Path, str]:

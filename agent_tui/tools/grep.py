@@ -23,6 +23,7 @@ from agent_tui.tools.base import (
     ReadOnlyTool,
     ToolContext,
     ToolResult,
+    model_path,
     resolve_path,
 )
 
@@ -218,12 +219,13 @@ class GrepTool(ReadOnlyTool):
         if ctx.read_denied is not None:
             text = _without_denied(text, mode, ctx.read_denied)
         head_limit = input.get("head_limit") or None
+        show = functools.partial(model_path, cwd=ctx.cwd)
         if mode == "files_with_matches":
-            yield _files_result(text, head_limit)
+            yield _files_result(text, head_limit, show)
         elif mode == "count":
-            yield _count_result(text, head_limit)
+            yield _count_result(text, head_limit, show)
         else:
-            yield _content_result(text, head_limit, input.get("-n", True))
+            yield _content_result(text, head_limit, input.get("-n", True), show)
 
 
 def _rg_args(input: dict[str, Any], mode: str, target: Path) -> list[str]:
@@ -265,7 +267,7 @@ def _limited(items: list[Any], head_limit: int | None) -> list[Any]:
     return items if head_limit is None else items[:head_limit]
 
 
-def _files_result(text: str, head_limit: int | None) -> ToolResult:
+def _files_result(text: str, head_limit: int | None, show: Callable[[str], str]) -> ToolResult:
     files = sort_by_mtime([p for p in text.split("\0") if p.strip("\n")])
     if not files:
         return ToolResult("No files found", data={"matches": 0, "files": []})
@@ -273,10 +275,10 @@ def _files_result(text: str, head_limit: int | None) -> ToolResult:
     header = f"Found {_plural(len(files), 'file')}"
     if len(shown) < len(files):
         header += f" (showing the first {len(shown)})"
-    return ToolResult("\n".join([header, *shown]), data={"matches": len(files), "files": files})
+    return ToolResult("\n".join([header, *map(show, shown)]), data={"matches": len(files), "files": files})
 
 
-def _count_result(text: str, head_limit: int | None) -> ToolResult:
+def _count_result(text: str, head_limit: int | None, show: Callable[[str], str]) -> ToolResult:
     counts: list[tuple[str, int]] = []
     for line in text.splitlines():
         path, _, count = line.partition("\0")
@@ -285,7 +287,7 @@ def _count_result(text: str, head_limit: int | None) -> ToolResult:
     if not counts:
         return ToolResult("No matches found", data={"matches": 0, "files": []})
     total = sum(n for _, n in counts)
-    lines = [f"{path}:{n}" for path, n in _limited(counts, head_limit)]
+    lines = [f"{show(path)}:{n}" for path, n in _limited(counts, head_limit)]
     summary = f"Found {_plural(total, 'total occurrence')} across {_plural(len(counts), 'file')}."
     return ToolResult(
         "\n".join(lines) + "\n\n" + summary,
@@ -293,7 +295,7 @@ def _count_result(text: str, head_limit: int | None) -> ToolResult:
     )
 
 
-def _content_result(text: str, head_limit: int | None, line_numbers: bool) -> ToolResult:
+def _content_result(text: str, head_limit: int | None, line_numbers: bool, show: Callable[[str], str]) -> ToolResult:
     lines: list[str] = []
     files: list[str] = []
     matches = 0
@@ -311,7 +313,8 @@ def _content_result(text: str, head_limit: int | None, line_numbers: bool) -> To
             matches += 1
         if not files or files[-1] != path:
             files.append(path)
-        lines.append(f"{path}{kind}{number}{kind}{body}" if line_numbers else f"{path}{kind}{body}")
+        shown = show(path)
+        lines.append(f"{shown}{kind}{number}{kind}{body}" if line_numbers else f"{shown}{kind}{body}")
     if not matches:
         return ToolResult("No matches found", data={"matches": 0, "files": []})
     shown = _limited(lines, head_limit)

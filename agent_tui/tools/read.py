@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.tools._fileio import open_regular
+from agent_tui.tools._fileio import number_lines, open_regular
 from agent_tui.tools.base import (
     Progress,
     ReadOnlyTool,
@@ -265,7 +265,7 @@ def _render(window: _Window, start: int) -> str:
             f"<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). "
             f"The file has {window.total_lines} lines.</system-reminder>"
         )
-    text = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(window.lines, start=start))
+    text = number_lines("\n".join(window.lines), start)
     last = start + len(window.lines) - 1
     notes = []
     if window.truncated_lines:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -316,6 +316,33 @@ class PermissionPolicy:
     def working_directories(self, cwd: Path | None = None) -> list[Path]:
         env = self._env(cwd)
         return [Path(d) for d in env.dirs]
+
+    def read_deny_check(self, cwd: Path | None = None) -> Callable[[str], bool] | None:
+        """A test for the files a search found, or None when no Read deny rule names a path.
+
+        Glob and Grep get their paths from ripgrep's walk, which follows no symlinks below a
+        root that is already resolved, so each path is absolute and resolved as it comes: the
+        rules are compiled once here and a path is checked by string matching alone (no
+        system call per file).  A rule whose folder is not an ancestor or a descendant of the
+        path is passed over with a prefix test.
+        """
+        rules = [(entry, rule) for entry, rule in self._rules("deny") if rule.tool == "Read" and not rule.whole_tool]
+        if not rules:
+            return None
+        env = self._env(cwd)
+        patterns = []
+        for entry, rule in rules:
+            base = str(entry.base_dir) if entry.base_dir is not None else str(env.cwd)
+            pattern = path_pattern(rule.content, base_dir=base, cwd=str(env.cwd), home=env.home)
+            patterns.append((pattern, pattern.root.rstrip(os.sep) + os.sep))
+
+        def denied(path: str) -> bool:
+            for pattern, prefix in patterns:
+                if (path.startswith(prefix) or path == pattern.root) and pattern.matches(path, False):
+                    return True
+            return False
+
+        return denied
 
     def read_denied(self, path: str, *, cwd: Path | None = None) -> bool:
         """A Read deny rule covers `path` (relative to the working directory): tools must not show it."""

@@ -1,0 +1,187 @@
+"""Searching and reading at scale: deny rules checked without a system call per file, a glob
+into an ignored folder, a window of a big file read without loading it, results that cost
+as few tokens as Claude Code's, and a data folder that cannot keep sessions refused at start."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from agent_tui.engine.permissions.policy import PermissionPolicy
+from agent_tui.tools import glob as glob_module
+from agent_tui.tools.base import ToolContext, ToolResult
+from agent_tui.tools.file_state import HASH_LIMIT, MODIFIED_MESSAGE, check_writable
+from agent_tui.tools.glob import GlobTool
+from agent_tui.tools.grep import GrepTool
+from agent_tui.tools.read import ReadTool
+from tests.tool_call import call_tool
+
+MB = 1024 * 1024
+
+
+async def run(tool, input: dict, ctx: ToolContext) -> ToolResult:
+    items = await call_tool(tool, input, ctx)
+    assert isinstance(items[-1], ToolResult)
+    return items[-1]
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for rel in ("src/app.py", "src/.env", "secrets/key.py", "secrets/deep/more.py", "docs/readme.md",
+                "node_modules/dep/lib/index.py", "node_modules/dep/lib/index.js", "build/gen.py", "top.py"):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("needle\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("node_modules/\nbuild/gen.py\n")
+    return root
+
+
+def test_the_deny_check_compiles_the_rules_once_and_makes_no_system_call_per_path(tmp_path, monkeypatch):
+    root = project(tmp_path)
+    policy = PermissionPolicy(cwd=root, deny=["Read(./secrets/**)", "Read(**/.env)", "Bash(rm:*)"])
+    denied = policy.read_deny_check(root)
+    assert denied is not None
+    real = os.path.realpath(root)
+    calls: list[str] = []
+    for name in ("stat", "lstat"):
+        original = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda *a, _o=original, _n=name, **k: (calls.append(_n), _o(*a, **k))[1])
+    original_realpath = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath", lambda *a, **k: (calls.append("realpath"), original_realpath(*a, **k))[1])
+    verdicts = {rel: denied(f"{real}/{rel}") for rel in
+                ("secrets/key.py", "secrets/deep/more.py", "src/.env", "src/app.py", "top.py", "docs/readme.md")}
+    monkeypatch.undo()
+    assert calls == []
+    assert verdicts == {"secrets/key.py": True, "secrets/deep/more.py": True, "src/.env": True,
+                        "src/app.py": False, "top.py": False, "docs/readme.md": False}
+    # No path rule for Read: nothing to check at all.
+    assert PermissionPolicy(cwd=root, deny=["Read", "Bash(rm:*)"]).read_deny_check(root) is None
+
+
+@pytest.mark.parametrize("through_symlink", [False, True])
+async def test_glob_and_grep_leave_out_what_a_read_deny_rule_covers(tmp_path, through_symlink):
+    root = project(tmp_path)
+    cwd = root
+    if through_symlink:
+        cwd = tmp_path / "link"
+        cwd.symlink_to(root, target_is_directory=True)
+    policy = PermissionPolicy(cwd=cwd, deny=["Read(./secrets/**)", "Read(**/.env)"])
+    ctx = ToolContext(cwd=cwd, read_denied=policy.read_deny_check(cwd))
+    globbed = await run(GlobTool(), {"pattern": "**/*"}, ctx)
+    assert sorted(globbed.content.splitlines()) == [".gitignore", "docs/readme.md", "src/app.py", "top.py"]
+    grepped = await run(GrepTool(), {"pattern": "needle"}, ctx)
+    assert sorted(grepped.content.splitlines()[1:]) == ["docs/readme.md", "src/app.py", "top.py"]
+    content = await run(GrepTool(), {"pattern": "needle", "output_mode": "content"}, ctx)
+    assert "secrets" not in content.content and ".env" not in content.content
+
+
+async def test_a_glob_naming_an_ignored_folder_lists_it_and_other_globs_still_skip_it(tmp_path):
+    root = project(tmp_path)
+    ctx = ToolContext(cwd=root)
+    everywhere = await run(GlobTool(), {"pattern": "**/*.py"}, ctx)
+    assert sorted(everywhere.content.splitlines()) == ["secrets/deep/more.py", "secrets/key.py", "src/app.py",
+                                                       "top.py"]
+    named = await run(GlobTool(), {"pattern": "node_modules/**/*.py"}, ctx)
+    assert named.content.splitlines() == ["node_modules/dep/lib/index.py"]
+    braces = await run(GlobTool(), {"pattern": "node_modules/**/index.{js,py}"}, ctx)
+    assert sorted(braces.content.splitlines()) == ["node_modules/dep/lib/index.js", "node_modules/dep/lib/index.py"]
+    # A file ignored by name stays out even though the pattern matches it.
+    build = await run(GlobTool(), {"pattern": "build/*.py"}, ctx)
+    assert build.content == "No files found"
+
+
+@pytest.mark.parametrize("pattern", ["**/*.py", "src/*.{py,md}", "**/[a-s]*.py", "*", "**", "s?c/**",
+                                     "**/deep/*", "node_modules/**", "a**b/*.py"])
+async def test_the_ripgrep_prefilter_lists_exactly_what_the_glob_matches(tmp_path, monkeypatch, pattern):
+    root = project(tmp_path)
+    (root / "src" / "notes.md").write_text("x")
+    (root / "axxb").mkdir()
+    (root / "axxb" / "q.py").write_text("x")
+    ctx = ToolContext(cwd=root)
+    fast = await run(GlobTool(), {"pattern": pattern}, ctx)
+    monkeypatch.setattr(glob_module, "_gitignore_lines", lambda pattern: [])
+    exact = await run(GlobTool(), {"pattern": pattern}, ctx)
+    assert sorted(fast.content.splitlines()) == sorted(exact.content.splitlines())
+
+
+async def test_reading_a_window_of_a_50_mb_file_never_loads_it_and_edits_still_see_changes(tmp_path):
+    path = tmp_path / "server.log"
+    line = b"2026-12-01 INFO request handled in 12 ms by worker 7\n"
+    with open(path, "wb") as fh:
+        for _ in range(50 * MB // len(line)):
+            fh.write(line)
+    assert path.stat().st_size > HASH_LIMIT
+    ctx = ToolContext(cwd=tmp_path)
+    tracemalloc.start()
+    try:
+        result = await run(ReadTool(), {"file_path": str(path), "offset": 400_000, "limit": 100}, ctx)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not result.is_error and result.content.startswith("400000\t2026-12-01 INFO")
+    assert peak < 8 * MB, f"peak {peak / MB:.1f} MiB"
+    # Untouched, or only touched: it may be edited.  Changed (same size, new tail): it may not.
+    assert check_writable(ctx.state, path) is None
+    os.utime(path, (1_000, 1_000))
+    assert check_writable(ctx.state, path) is None
+    with open(path, "r+b") as fh:
+        fh.seek(-len(line), os.SEEK_END)
+        fh.write(line.replace(b"INFO", b"WARN"))
+    os.utime(path, (2_000, 2_000))
+    assert check_writable(ctx.state, path) == MODIFIED_MESSAGE
+
+
+def _tokens(text: str) -> int:
+    """A tokenizer-shaped count: words, numbers (in 3-digit pieces), runs of spaces, each other character."""
+    return len(re.findall(r"[A-Za-z]+|\d{1,3}| +|\t|\n|[^\sA-Za-z\d]", text))
+
+
+async def test_results_cost_no_more_tokens_than_claude_codes_for_the_same_fixtures(tmp_path):
+    root = project(tmp_path)
+    body = "".join(f"    value_{n} = compute({n})\n" for n in range(1, 301))
+    (root / "src" / "big.py").write_text(body)
+    ctx = ToolContext(cwd=root)
+    real = os.path.realpath(root)
+    read = await run(ReadTool(), {"file_path": str(root / "src" / "big.py")}, ctx)
+    globbed = await run(GlobTool(), {"pattern": "**/*.py"}, ctx)
+    grepped = await run(GrepTool(), {"pattern": "compute", "output_mode": "content"}, ctx)
+    # Claude Code's forms of the same results: absolute paths, and (before 2.1) six-column line numbers.
+    theirs = {
+        "Read": "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(body.splitlines(), 1)),
+        "Glob": "\n".join(f"{real}/{p}" for p in globbed.content.splitlines()),
+        "Grep": "\n".join(f"{real}/{line}" for line in grepped.content.splitlines()),
+    }
+    ours = {"Read": read.content, "Glob": globbed.content, "Grep": grepped.content}
+    for name in ours:
+        assert _tokens(ours[name]) < _tokens(theirs[name]), name
+    assert read.content.splitlines()[0] == "1\t    value_1 = compute(1)"
+
+
+@pytest.mark.parametrize("env", [{"HOME": "relative-home"}, {"AGENT_TUI_DATA_DIR": "relative-data"},
+                                 {"AGENT_TUI_DATA_DIR": "/proc/no-such-folder"}])
+def test_a_data_folder_that_cannot_keep_sessions_is_a_start_up_error(tmp_path, env):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "OPENAI", "AGENT_TUI"))}
+    environ.setdefault("HOME", str(tmp_path))
+    environ.update(env)
+    environ["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # this checkout's agent_tui
+    done = subprocess.run([sys.executable, "-m", "agent_tui", "-p", "hello"], cwd=tmp_path, env=environ,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "agent-tui: " in done.stderr and ("HOME" in done.stderr or "data folder" in done.stderr)
+    assert not any(tmp_path.rglob("*.jsonl"))
+
+
+def test_glob_prefilter_files_are_removed(tmp_path):
+    before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
+    asyncio.run(run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=project(tmp_path))))
+    after = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
+    assert not [name for name in after - before if name.startswith("agent-tui-glob-")]
