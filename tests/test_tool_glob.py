@@ -25,15 +25,15 @@ def touch(path: Path, mtime: float) -> Path:
 
 
 async def test_results_are_paths_relative_to_the_working_directory_newest_first(tmp_path):
-    old = touch(tmp_path / "old.py", 1_000)
-    new = touch(tmp_path / "src" / "new.py", 3_000)
-    mid = touch(tmp_path / "src" / "mid.py", 2_000)
+    touch(tmp_path / "old.py", 1_000)
+    touch(tmp_path / "src" / "new.py", 3_000)
+    touch(tmp_path / "src" / "mid.py", 2_000)
     result = await run({"pattern": "**/*.py"}, ToolContext(cwd=tmp_path))
     assert result.content.splitlines() == ["src/new.py", "src/mid.py", "old.py"]
 
 
 async def test_pattern_without_double_star_matches_only_the_top_level(tmp_path):
-    top = touch(tmp_path / "top.py", 1_000)
+    touch(tmp_path / "top.py", 1_000)
     touch(tmp_path / "sub" / "deep.py", 2_000)
     result = await run({"pattern": "*.py"}, ToolContext(cwd=tmp_path))
     assert result.content.splitlines() == ["top.py"]
@@ -41,7 +41,7 @@ async def test_pattern_without_double_star_matches_only_the_top_level(tmp_path):
 
 async def test_path_sets_the_search_root(tmp_path):
     touch(tmp_path / "a" / "x.txt", 1_000)
-    inside = touch(tmp_path / "b" / "y.txt", 1_000)
+    touch(tmp_path / "b" / "y.txt", 1_000)
     result = await run({"pattern": "*.txt", "path": str(tmp_path / "b")}, ToolContext(cwd=tmp_path))
     assert result.content.splitlines() == ["b/y.txt"]
 
@@ -72,7 +72,7 @@ async def test_more_than_100_results_are_truncated_with_a_note(tmp_path):
 
 
 async def test_git_folder_and_gitignored_files_are_skipped(tmp_path):
-    kept = touch(tmp_path / "a.py", 1_000)
+    touch(tmp_path / "a.py", 1_000)
     touch(tmp_path / ".git" / "hooks" / "b.py", 1_000)
     touch(tmp_path / "build" / "c.py", 1_000)
     (tmp_path / ".gitignore").write_text("build/\n")
@@ -88,8 +88,8 @@ async def test_missing_directory_is_an_error(tmp_path):
 
 async def test_without_ripgrep_python_glob_gives_the_same_answer(tmp_path, monkeypatch):
     monkeypatch.setattr(glob_module, "find_rg", lambda: None)
-    old = touch(tmp_path / "old.py", 1_000)
-    new = touch(tmp_path / "pkg" / "new.py", 2_000)
+    touch(tmp_path / "old.py", 1_000)
+    touch(tmp_path / "pkg" / "new.py", 2_000)
     touch(tmp_path / ".git" / "x.py", 3_000)
     result = await run({"pattern": "**/*.py"}, ToolContext(cwd=tmp_path))
     assert result.content.splitlines() == ["pkg/new.py", "old.py"]
@@ -104,7 +104,7 @@ async def test_files_ignored_by_a_nested_gitignore_are_not_listed_in_a_git_repo(
     import subprocess
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    kept = touch(tmp_path / "src" / "a.py", 1_000)
+    touch(tmp_path / "src" / "a.py", 1_000)
     touch(tmp_path / ".cache" / "v" / "b.py", 2_000)
     (tmp_path / ".cache" / ".gitignore").write_text("*\n")
     result = await run({"pattern": "**/*"}, ToolContext(cwd=tmp_path))
