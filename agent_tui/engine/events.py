@@ -59,6 +59,8 @@ class UserMessage(Event):
     type: ClassVar[str] = "user_message"
     text: str
     queued: bool = False
+    # The prompt's id (a program's own, or a new uuid4): what `rewind_files` names.
+    uuid: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

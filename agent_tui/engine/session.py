@@ -109,6 +109,8 @@ class SessionOptions:
     effort: str | None = None
     # Measures tool durations (`tool_finished`); tests inject the clock their front end reads.
     clock: Callable[[], float] = time.monotonic
+    # Take a checkpoint as each prompt starts (persisted sessions only; engine/checkpoints.py).
+    checkpoints: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> SessionOptions:
@@ -273,7 +275,8 @@ class Session:
         if self.options.persist:
             self._use_store(TranscriptStore(self.cwd, self.session_id))
         # A checkpoint as every prompt starts, for /rewind (`engine/checkpoints.py`); persisted sessions only.
-        self.checkpoints: Checkpoints | None = Checkpoints.attach(self) if self.options.persist else None
+        self.checkpoints: Checkpoints | None = (
+            Checkpoints.attach(self) if self.options.persist and self.options.checkpoints else None)
 
     def _load_project(self) -> None:
         """The memory files and the system prompt they are part of; Claude Code project files."""
@@ -787,11 +790,12 @@ class Session:
             files=self._files,
         )
 
-    async def submit(self, prompt: str | list[dict[str, Any]], *, allowed_tools: Sequence[str] = ()) -> Terminal:
+    async def submit(self, prompt: str | list[dict[str, Any]], *, allowed_tools: Sequence[str] = (),
+                     prompt_id: str | None = None) -> Terminal:
         """Run one prompt to its end.  Prompts submitted while one runs wait their turn.
 
         `allowed_tools`: rules allowed without asking while this prompt runs (a custom
-        command's `allowed-tools`)."""
+        command's `allowed-tools`); `prompt_id`: the prompt's uuid (`user_message`, its checkpoint)."""
         await self.start_mcp()
         self.start()
         await self._start_watcher()
@@ -804,7 +808,7 @@ class Session:
                 except ValueError as exc:
                     self.bus.publish(ev.Notice(kind="error", message=f"allowed-tools rule {rule!r} ignored: {exc}"))
             try:
-                return await self._run(prompt, queued)
+                return await self._run(prompt, queued, prompt_id or str(uuid.uuid4()))
             finally:
                 for entry in entries:
                     with contextlib.suppress(KeyError):
@@ -849,12 +853,12 @@ class Session:
             effort=self.effort,
         )
 
-    async def _run(self, prompt: str | list[dict[str, Any]], queued: bool) -> Terminal:
+    async def _run(self, prompt: str | list[dict[str, Any]], queued: bool, prompt_id: str) -> Terminal:
         self._abort = asyncio.Event()
         self._running = True
         started = time.monotonic()
         text = prompt if isinstance(prompt, str) else _prompt_text(prompt)
-        self.bus.publish(ev.UserMessage(text=text, queued=queued))
+        self.bus.publish(ev.UserMessage(text=text, queued=queued, uuid=prompt_id))
         messages = list(self.history) + [user_message(prompt)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
