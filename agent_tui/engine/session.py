@@ -29,6 +29,7 @@ from ..tools.file_state import ReadStateWatcher
 from ..tools.skill import NAME as SKILL_TOOL
 from ..tools.skill import SkillDefinition, skills_block
 from . import events as ev
+from .background_agents import BackgroundAgents
 from .bus import EventBus
 from .checkpoints import Checkpoints
 from .claude_files import CustomCommand, load_agents, load_commands
@@ -225,6 +226,8 @@ class Session:
         self._load_project()
         # Commands started with run_in_background, shared with subagents; killed by `aclose`.
         self._background_shells: dict[str, Any] = {}
+        # Agents started with run_in_background (engine/background_agents.py); stopped by `aclose`.
+        self.background_agents = BackgroundAgents(self)
         # Set by `resume` when the session was open elsewhere and this one continues a copy.
         self.forked_from: str | None = None
         self.tool_state: dict[str, Any] = {"background_shells": self._background_shells}
@@ -754,6 +757,7 @@ class Session:
     async def aclose(self) -> None:
         """Kill background commands; release the model client's connections, stop the file
         watcher and the MCP servers."""
+        await self.background_agents.aclose()
         shells = list(self._background_shells.values())
         await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
         if self._watcher is not None:
@@ -776,6 +780,10 @@ class Session:
         # The subagent inherits the settings a prompt's query would get; its history and totals are its own.
         parent = self._query_params([], {}, {})
         return await run_subagent(parent, agent, input, ctx, cwd=self.cwd, on_usage=self.add_usage_totals)
+
+    def launch_background_agent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """The Agent tool's `run_in_background`: the subagent runs beside the conversation."""
+        return self.background_agents.launch(agent, input, ctx)
 
     def make_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(
@@ -851,6 +859,7 @@ class Session:
             prompt_caching=self.prompt_caching,
             thinking=self.thinking,
             effort=self.effort,
+            take_notifications=self.background_agents.take_notifications,
         )
 
     async def _run(self, prompt: str | list[dict[str, Any]], queued: bool, prompt_id: str) -> Terminal:
@@ -859,7 +868,8 @@ class Session:
         started = time.monotonic()
         text = prompt if isinstance(prompt, str) else _prompt_text(prompt)
         self.bus.publish(ev.UserMessage(text=text, queued=queued, uuid=prompt_id))
-        messages = list(self.history) + [user_message(prompt)]
+        notes = [text_block(note) for note in self.background_agents.take_notifications()]
+        messages = list(self.history) + [user_message(notes + blocks(user_message(prompt)) if notes else prompt)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
         try:

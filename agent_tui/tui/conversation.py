@@ -207,7 +207,23 @@ class Conversation:
         record.preview = event.preview
         record.data = event.data
         record.is_error = event.is_error
+        if event.data.get("background") and not event.is_error:
+            # A background agent: its row runs on until `background_task` says it ended.
+            record.status, record.finished_at = ToolStatus.RUNNING, None
         self.refresh_tool(record)
+
+    async def _on_background_task(self, event: ev.BackgroundTask) -> None:
+        if event.status == "running":
+            return
+        record = self.tool_records.get(event.task_id)
+        if record is not None:
+            record.status = ToolStatus.DONE if event.status == "completed" else ToolStatus.ERROR
+            record.finished_at = self.clock()
+            record.duration = event.usage.get("duration_ms", 0) / 1000
+            record.is_error = event.status != "completed"
+            self.refresh_tool(record)
+        when = "at its next turn" if self.session.running else "with your next prompt"
+        await self.transcript.add(Notice(f"{event.summary}; its report reaches the model {when}.", kind="info"))
 
     async def _on_permission_requested(self, event: ev.PermissionRequested) -> None:
         record = self.tool_records.get(event.tool_use_id)
@@ -339,6 +355,7 @@ class Conversation:
         ev.ModeChanged: _on_settings_changed,
         ev.ModelChanged: _on_settings_changed,
         ev.McpServersChanged: _on_mcp_servers_changed,
+        ev.BackgroundTask: _on_background_task,
     }
 
     # ------------------------------------------------------------ streaming text
