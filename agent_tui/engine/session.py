@@ -48,7 +48,7 @@ from .loop.attempts import RetryPolicy
 from .loop.executor import ExecutorOptions, PermissionDenial
 from .loop.query import QueryParams, Terminal, TerminalReason, query
 from .loop.subagent import run_subagent
-from .memory import Memory, load_memory
+from .memory import Memory, append_memory, load_memory, project_memory_file
 from .messages import (
     Message,
     blocks,
@@ -63,6 +63,7 @@ from .models.base import ModelClient, context_window_for
 from .models.stream import DEFAULT_MAX_TOKENS, ModelRequest
 from .permissions.policy import CYCLE, MODES, PermissionPolicy
 from .pricing import add_usage, total_cost_usd
+from .shell_mode import ShellOutcome, run_shell_command
 from .skills import load_skills
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
 
@@ -258,6 +259,8 @@ class Session:
         self._session_start_source: str | None = "resume" if history else "startup"
         self._session_start: asyncio.Task[None] | None = None
         self._hook_context: list[str] = []
+        # What `!command`s printed since the last prompt: it goes to the model with the next one.
+        self._shell_context: list[str] = []
         # Tools that need the session itself (the Agent tool runs subagents with its model and bus).
         for tool in tools:
             tool.attach_session(self)
@@ -781,6 +784,37 @@ class Session:
         parent = self._query_params([], {}, {})
         return await run_subagent(parent, agent, input, ctx, cwd=self.cwd, on_usage=self.add_usage_totals)
 
+    async def run_shell_command(self, command: str) -> ShellOutcome:
+        """`!command`: the person's own Bash call (engine/shell_mode.py), through the permission policy,
+        hooks and sandbox, shown on the bus; what it printed goes to the model with the next prompt.
+        Waits for a running prompt; `interrupt()` stops it."""
+        self.start()
+        async with self._lock:
+            self._abort = asyncio.Event()
+            self._running = True
+            try:
+                outcome = await run_shell_command(
+                    command, tools=self.tools, policy=self.policy, emit=self.bus.publish,
+                    make_context=self.make_context, hooks=self.hooks, abort=self._abort,
+                    options=ExecutorOptions(denials=self.permission_denials, clock=self.options.clock))
+            finally:
+                self._running = False
+        if outcome.ran:
+            self._shell_context.append(outcome.context(command))
+        return outcome
+
+    @property
+    def memory_file(self) -> Path:
+        """The project memory file `#text` appends to (the one the project uses)."""
+        return project_memory_file(self.cwd)
+
+    def remember(self, text: str) -> Path:
+        """`#text`: append it to the project memory file; the system prompt has it from the next request."""
+        path = append_memory(self.cwd, text)
+        if self.options.load_memory:
+            self.reload_memory()
+        return path
+
     def launch_background_agent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The Agent tool's `run_in_background`: the subagent runs beside the conversation."""
         return self.background_agents.launch(agent, input, ctx)
@@ -868,7 +902,8 @@ class Session:
         started = time.monotonic()
         text = prompt if isinstance(prompt, str) else _prompt_text(prompt)
         self.bus.publish(ev.UserMessage(text=text, queued=queued, uuid=prompt_id))
-        notes = [text_block(note) for note in self.background_agents.take_notifications()]
+        notes = [text_block(note) for note in [*self._shell_context, *self.background_agents.take_notifications()]]
+        self._shell_context = []
         messages = list(self.history) + [user_message(notes + blocks(user_message(prompt)) if notes else prompt)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
