@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import platform
 import re
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +64,7 @@ from .pricing import add_usage, total_cost_usd
 from .shell_mode import ShellOutcome, run_shell_command
 from .skills import load_skills
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
+from .system_prompt import build_system_prompt
 
 if TYPE_CHECKING:
     from .mcp import McpManager, McpServerStatus, SdkRelay
@@ -164,43 +163,6 @@ class Result:
             total_cost_usd=session.cost_usd,
             permission_denials=tuple(d.to_dict() for d in session.permission_denials),
         )
-
-
-def is_git_repo(cwd: Path) -> bool:
-    for parent in (cwd, *cwd.parents):
-        if (parent / ".git").exists():
-            return True
-    return False
-
-
-def build_system_prompt(cwd: Path, tools: list[Tool], model_label: str, extra: str = "", memory: str = "") -> str:
-    tool_lines = "\n".join(f"- {t.name}" for t in tools)
-    git = "Yes" if is_git_repo(cwd) else "No"
-    prompt = f"""You are agent-tui, an interactive coding agent running in the user's terminal. \
-You help with software engineering tasks in the user's repository: reading and searching code, \
-editing files, and running commands, using the tools below.
-
-Be concise and direct; the user reads your answer in a terminal (Markdown is rendered). \
-Use the tools to find out instead of guessing. When several independent read-only lookups \
-are needed, request them in one response so they run in parallel. Changes and commands wait \
-for the user's approval; if the user rejects a tool call, stop and ask how to proceed.
-
-Available tools:
-{tool_lines}
-
-<env>
-Working directory: {cwd}
-Is directory a git repo: {git}
-Platform: {platform.system().lower()}
-OS Version: {platform.platform(terse=True)}
-Today's date: {date.today().isoformat()}
-Model: {model_label}
-</env>"""
-    if memory:
-        prompt += "\n\n" + memory
-    if extra:
-        prompt += "\n\n" + extra
-    return prompt
 
 
 class Session:
