@@ -93,6 +93,20 @@ async def test_a_report_that_arrives_while_idle_goes_with_the_next_prompt(api, t
     assert json.dumps(seen["parent"][-1]["messages"][:-1]).count("<task-notification>") == 0
 
 
+async def test_print_mode_waits_for_a_background_agent_and_the_model_reads_its_report(api, tmp_path):
+    from tests.test_print_mode import env_for, run
+
+    route(api, [reply(tool_use("Agent", SURVEY, id="toolu_bg")), reply("Started it."),
+                reply("The agent found 2 TODOs.")], **{"count the TODOs": [reply(text("2 TODOs, in a.py."))]})
+
+    done = run(["-p", "survey in the background", "--output-format", "json"], tmp_path, env_for(api.url))
+
+    result = json.loads(done.stdout)
+    assert done.returncode == 0 and result["result"] == "The agent found 2 TODOs."
+    parent = [r.body for r in api.requests if "subagent of agent-tui" not in json.dumps(r.body.get("system", ""))]
+    assert "2 TODOs, in a.py." in json.dumps(parent[-1]["messages"][-1])
+
+
 async def test_esc_does_not_stop_a_background_agent_but_the_session_end_does(api, tmp_path):
     report, _never = gated(reply(text("never sent")))
     route(api, [reply(tool_use("Agent", SURVEY, id="toolu_bg")), hang(after=2, of=reply(text("thinking on")))],

@@ -60,6 +60,17 @@ class BackgroundAgents:
     def running(self) -> list[BackgroundAgent]:
         return [a for a in self.agents.values() if a.status == "running"]
 
+    @property
+    def pending(self) -> int:
+        """Notifications not yet given to the model."""
+        return len(self._notifications)
+
+    async def wait(self) -> None:
+        """Until every background agent running now has ended."""
+        tasks = [a.task for a in self.running if a.task is not None]
+        if tasks:
+            await asyncio.wait(tasks)
+
     def take_notifications(self) -> list[str]:
         """The notifications not yet given to the model (each is given once)."""
         taken, self._notifications = self._notifications, []

@@ -104,7 +104,7 @@ class Checkpoints:
             if event.parent_tool_use_id is not None:
                 return
             try:
-                if isinstance(event, ev.UserMessage):
+                if isinstance(event, ev.UserMessage) and not event.notification:
                     checkpoints.begin(event.text, session.history, event.uuid or None)
                 elif isinstance(event, ev.QueryFinished):
                     checkpoints.end()

@@ -61,6 +61,8 @@ class UserMessage(Event):
     queued: bool = False
     # The prompt's id (a program's own, or a new uuid4): what `rewind_files` names.
     uuid: str = ""
+    # No one typed it: a turn that carries background agents' reports to the model.
+    notification: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -765,6 +765,19 @@ class Session:
             self._shell_context.append(outcome.context(command))
         return outcome
 
+    async def deliver_notifications(self) -> Terminal | None:
+        """Background agents reported while no prompt ran: a turn of its own gives their reports to
+        the model (as Claude Code does); None when nothing waits (a prompt took them first)."""
+        if not self.background_agents.pending:
+            return None
+        return await self.submit(_NOTIFICATION_TURN)
+
+    async def finish_background(self) -> Terminal | None:
+        """Print mode's end: wait for the background agents still running, then give the model their
+        reports in a turn of its own; None when there was nothing to wait for."""
+        await self.background_agents.wait()
+        return await self.deliver_notifications()
+
     @property
     def memory_file(self) -> Path:
         """The project memory file `#text` appends to (the one the project uses)."""
@@ -862,15 +875,20 @@ class Session:
         self._abort = asyncio.Event()
         self._running = True
         started = time.monotonic()
-        text = prompt if isinstance(prompt, str) else _prompt_text(prompt)
-        self.bus.publish(ev.UserMessage(text=text, queued=queued, uuid=prompt_id))
         notes = [text_block(note) for note in [*self._shell_context, *self.background_agents.take_notifications()]]
+        notification = prompt is _NOTIFICATION_TURN
+        if notification and not notes:  # a prompt typed meanwhile took the reports
+            self._running = False
+            return Terminal(reason=TerminalReason.COMPLETED, messages=list(self.history), turns=0)
         self._shell_context = []
-        messages = list(self.history) + [user_message(notes + blocks(user_message(prompt)) if notes else prompt)]
+        text = "" if notification else prompt if isinstance(prompt, str) else _prompt_text(prompt)
+        self.bus.publish(ev.UserMessage(text=text, queued=queued, uuid=prompt_id, notification=notification))
+        content = notes if notification else notes + blocks(user_message(prompt)) if notes else prompt
+        messages = list(self.history) + [user_message(content)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
         try:
-            dropped = await self._prompt_hooks(text, messages)
+            dropped = None if notification else await self._prompt_hooks(text, messages)
             if dropped is None:
                 if self.store is not None:
                     self.store.sync(self.history)  # a history given or replaced since the last prompt
@@ -951,6 +969,10 @@ class Session:
         if before or after:
             messages[-1] = user_message(before + blocks(messages[-1]) + after)
         return None
+
+
+# The prompt of a turn that only carries background agents' reports (`deliver_notifications`).
+_NOTIFICATION_TURN = "\x00notifications"
 
 
 def _prompt_text(content: list[dict[str, Any]]) -> str:

@@ -406,6 +406,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self.conversation.show_queued()
         self.run_worker(self._run_prompt(prompt), group="prompt", exit_on_error=False)
 
+    def deliver_notifications(self) -> None:
+        """A background agent reported while idle: a turn gives the model its report (Claude Code's way)."""
+        self.run_worker(self.session.deliver_notifications(), group="prompt", exit_on_error=False)
+
     async def _run_prompt(self, prompt: Prompt) -> None:
         from .mentions import prompt_content
 

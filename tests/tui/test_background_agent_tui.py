@@ -1,5 +1,5 @@
-"""A background agent in the TUI: its Agent row keeps running after the turn ended, and turns done
-with a notice when the agent reports."""
+"""A background agent in the TUI: its Agent row keeps running after the turn ended, turns done when
+the agent reports, and with nothing running a turn of its own gives the model the report."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ SURVEY = {"description": "Survey the TODOs", "prompt": "count the TODOs", "run_i
 
 async def test_the_agent_row_runs_on_after_the_turn_and_ends_when_the_agent_reports(api, tmp_path):
     report, release = gated(reply(text("Found 3 TODOs.")))
-    route(api, [reply(tool_use("Agent", SURVEY, id="toolu_bg")), reply(text("It is working on it."))],
-          **{"count the TODOs": [report]})
+    seen = route(api, [reply(tool_use("Agent", SURVEY, id="toolu_bg")), reply(text("It is working on it.")),
+                       reply(text("The survey found 3 TODOs."))], **{"count the TODOs": [report]})
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(110, 30)) as pilot:
         await type_prompt(pilot, "survey in the background")
@@ -28,5 +28,10 @@ async def test_the_agent_row_runs_on_after_the_turn_and_ends_when_the_agent_repo
         release.set()
         await wait_until(pilot, lambda: 'Agent "Survey the TODOs" finished' in screen_text(app))
         assert record.status is ToolStatus.DONE
-        assert "reaches the model with your next prompt" in screen_text(app)
+        # Nothing was running: a turn of its own gives the model the report, and the answer shows.
+        await wait_until(pilot, lambda: "The survey found 3 TODOs." in screen_text(app))
+        assert "A background agent reported" in screen_text(app)
         assert [e.status for e in recorded if isinstance(e, ev.BackgroundTask)] == ["running", "completed"]
+    last = seen["parent"][-1]["messages"][-1]
+    assert len(last["content"]) == 1 and "<task-notification>" in last["content"][0]["text"]
+    assert "Found 3 TODOs." in last["content"][0]["text"]
