@@ -83,3 +83,22 @@ def test_without_a_model_the_run_is_skipped():
                           text=True, timeout=60)
     assert done.returncode == 0
     assert done.stdout.startswith("tests.eval: skipped: no model is configured")
+
+
+def test_the_harness_runs_on_the_openai_provider_too(tmp_path):
+    import os
+
+    from tests.openai_loopback import OpenAILoopback, call, chat
+
+    fix = r"sed -i 's/levels\[item\] + count/levels[item] - count/' inventory.py"
+    with OpenAILoopback() as oai:
+        oai.handler = lambda body, i: [chat("Fixing.", call("Bash", {"command": fix}, id="call_fix")),
+                                       chat("Fixed the sign in sell().")][min(i, 1)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+        env.update(AGENT_TUI_PROVIDER="openai", OPENAI_BASE_URL=oai.url + "/v1", OPENAI_API_KEY="sk-loopback")
+
+        assert configured_model(env) == "gpt-4.1"
+        [outcome] = run_all(TASKS[:1], env=env, timeout=120)
+
+    assert outcome.verdict.passed and outcome.model == "gpt-4.1" and outcome.turns == 2
+    assert outcome.input_tokens > 0 and outcome.cost_usd
