@@ -375,9 +375,10 @@ class AgentApp(App[int], inherit_bindings=False):
     def _take_input(self, text: str) -> None:
         from ..engine.claude_files import find_command
         from .commands import parse_slash
-        from .shortcuts import is_shortcut, run_shortcut
 
-        if is_shortcut(text):  # `!command` and `#text`
+        if text.lstrip().startswith(("!", "#")):  # `!command` and `#text` (tui/shortcuts.py)
+            from .shortcuts import run_shortcut
+
             self.run_worker(run_shortcut(self, text), group="shortcut", exit_on_error=False)
             return
         parsed = parse_slash(text)

@@ -11,10 +11,6 @@ from typing import Any
 from .rewind import ChoiceScreen, ask_choice
 
 
-def is_shortcut(text: str) -> bool:
-    return text.lstrip().startswith(("!", "#"))
-
-
 async def run_shortcut(app: Any, text: str) -> None:
     stripped = text.strip()
     body = stripped[1:].strip()
