@@ -86,8 +86,10 @@ class ClaudeCodeStream:
     """A bus listener that turns engine events into Claude Code's stream-json messages."""
 
     def __init__(self, session: Session, emit: Emit, *, include_partial: bool = False,
-                 version: str | None = None) -> None:
+                 version: str | None = None, replay_user_messages: bool = False) -> None:
         self.session = session
+        # `--replay-user-messages`: each prompt goes back out with its uuid (what `rewind_files` names).
+        self.replay_user_messages = replay_user_messages
         # The Claude Code version whose protocol is spoken (`claude_code_version` of `init`; the SDK reads it).
         self.version = version
         self.emit = emit
@@ -110,6 +112,10 @@ class ClaudeCodeStream:
             self._usage(event)  # type: ignore[arg-type]
         elif kind is ev.SessionStarted:
             self.emit(self.init_message(event))  # type: ignore[arg-type]
+        elif kind is ev.UserMessage and self.replay_user_messages and event.parent_tool_use_id is None:
+            self.emit(self._replay(event))  # type: ignore[arg-type]
+        elif kind is ev.BackgroundTask:
+            self.emit(self._task(event))  # type: ignore[arg-type]
         elif kind is ev.AttemptDiscarded:
             self._discarded(event)  # type: ignore[arg-type]
         elif kind is ev.Compaction and event.parent_tool_use_id is None:
@@ -153,6 +159,20 @@ class ClaudeCodeStream:
             "uuid": _uuid(),
             **({"claude_code_version": self.version} if self.version else {}),
         }
+
+    def _replay(self, event: ev.UserMessage) -> dict[str, Any]:
+        """A prompt as Claude Code echoes it back (`isReplay`), with the uuid it goes by."""
+        return {"type": "user", "message": {"role": "user", "content": event.text}, "parent_tool_use_id": None,
+                "session_id": self.session.session_id, "uuid": event.uuid or _uuid(), "isReplay": True}
+
+    def _task(self, event: ev.BackgroundTask) -> dict[str, Any]:
+        """A background agent's `task_started` or `task_notification` (the SDK's task messages)."""
+        message: dict[str, Any] = {"type": "system", "task_id": event.task_id, "tool_use_id": event.task_id,
+                                   "session_id": self.session.session_id, "uuid": _uuid()}
+        if event.status == "running":
+            return {**message, "subtype": "task_started", "description": event.description, "task_type": "agent"}
+        return {**message, "subtype": "task_notification", "status": event.status, "output_file": event.output_path,
+                "summary": event.summary, "usage": dict(event.usage)}
 
     def _request(self, parent: str | None) -> _Request:
         request = self._requests.get(parent)

@@ -104,6 +104,10 @@ def _add_program_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-budget-usd", type=float, metavar="USD",
                    help="no further prompt starts once the session has cost this much")
     p.add_argument("--json-schema", metavar="SCHEMA", help="accepted; structured output is not supported")
+    p.add_argument("--replay-user-messages", action="store_true",
+                   help="with --input-format stream-json: echo each prompt back with its uuid")
+    p.add_argument("--rewind-files", metavar="USER_MESSAGE_UUID",
+                   help="with --resume/--continue: put the files back as they were just before that prompt, and exit")
     # Accepted for compatibility with what the SDK may pass; each says on stderr that it is ignored.
     for flag in ("--betas", "--max-thinking-tokens", "--effort", "--plugin-dir", "--task-budget",
                  "--resume-session-at", "--thinking-display"):
@@ -291,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         status = resume_session(session, args)
         if status is not None:
             return status
+    if args.rewind_files is not None:
+        return _rewind_files(session, args.rewind_files)
     if program:
         return _serve_program(session, args, prompt)
     if args.print_mode:
@@ -367,6 +373,11 @@ def _flag_problem(args: argparse.Namespace, prompt: str | None) -> int | None:
             print("Error: --input-format=stream-json requires --output-format=stream-json", file=sys.stderr)
             return 1
         return None
+    if args.rewind_files is not None:
+        if not (args.continue_session or args.resume):
+            print("Error: --rewind-files requires --resume (or --continue)", file=sys.stderr)
+            return 2
+        return None
     if args.print_mode and not (prompt or "").strip():
         print("agent-tui: -p needs a prompt (as an argument or on stdin)", file=sys.stderr)
         return 2
@@ -431,10 +442,42 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
             max_budget_tokens=args.max_budget_tokens,
             mcp_servers=settings.mcp_servers or None if mcp_servers is None else mcp_servers,
             persist=True,
+            checkpoints=takes_checkpoints(args.print_mode),
             # A one-shot print run ends before a watcher would pay off.
             watch_files=not args.print_mode,
         ),
     )
+
+
+def takes_checkpoints(print_mode: bool) -> bool:
+    """As Claude Code: the full screen takes checkpoints; print mode and the Agent SDK only when
+    CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING is set (the SDK's `enable_file_checkpointing`);
+    CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING turns them off everywhere."""
+    def on(name: str) -> bool:
+        return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+    if on("CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING"):
+        return False
+    return not print_mode or on("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING")
+
+
+def _rewind_files(session: Session, prompt_id: str) -> int:
+    """`--rewind-files UUID`: the files of the resumed session as they were just before that prompt."""
+    from .engine.checkpoints import CheckpointError, Checkpoints
+
+    checkpoints = session.checkpoints or Checkpoints(session.cwd, session.session_id)
+    checkpoint = checkpoints.find(prompt_id)
+    if checkpoint is None:
+        print(f"Error: --rewind-files requires a user message UUID, but '{prompt_id}' is not a user message "
+              "in this session with a file checkpoint", file=sys.stderr)
+        return 1
+    try:
+        files = checkpoints.restore_files(checkpoint)
+    except (CheckpointError, OSError) as exc:
+        print(f"Error: failed to rewind: {exc}", file=sys.stderr)
+        return 1
+    print(f"Files rewound to state at message {prompt_id} ({len(files)} file{'s' if len(files) != 1 else ''})")
+    return 0
 
 
 def _chosen_tools(tools: list[Any], names: str | None) -> list[Any]:
@@ -460,7 +503,8 @@ def _serve_program(session: Session, args: argparse.Namespace, prompt: str | Non
 
     async def serve() -> int:
         transport = SdkTransport(session, sys.stdout, permission_prompt=args.permission_prompt_tool == "stdio",
-                                 include_partial=args.include_partial, max_budget_usd=args.max_budget_usd)
+                                 include_partial=args.include_partial, max_budget_usd=args.max_budget_usd,
+                                 replay_user_messages=args.replay_user_messages)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, session.interrupt)
         try:

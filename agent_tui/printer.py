@@ -166,6 +166,9 @@ async def _submit(session: Session, prompt: str, allowed_tools: Sequence[str]) -
         loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         terminal = await session.submit(prompt, allowed_tools=allowed_tools)
+        # Background agents still running: wait for them, and let the model read their reports.
+        while not interrupted and (after := await session.finish_background()) is not None:
+            terminal = after
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)

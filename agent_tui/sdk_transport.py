@@ -3,7 +3,7 @@
 stdin carries one JSON object a line: `user` messages (a prompt each; the session lives across
 them, one `result` per prompt) and the control protocol: `control_request`s from the program
 (`initialize`, `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`,
-`get_context_usage`) answered with a `control_response`, and the `control_response`s to
+`get_context_usage`, `rewind_files`) answered with a `control_response`, and the `control_response`s to
 agent-tui's own requests (`can_use_tool` for a permission, `hook_callback` for the program's
 hooks, `mcp_message` for its in-process MCP servers).  stdout carries Claude Code's stream-json
 messages (claude_stream.py), the control messages and `session_state_changed` frames.
@@ -52,14 +52,15 @@ class SdkTransport:
 
     def __init__(self, session: Session, out: TextIO, *, permission_prompt: bool, include_partial: bool = False,
                  err: TextIO | None = None, default_model: str | None = None,
-                 max_budget_usd: float | None = None) -> None:
+                 max_budget_usd: float | None = None, replay_user_messages: bool = False) -> None:
         self.session = session
         self._max_budget_usd = max_budget_usd
         self._out = out
         self._err = err or sys.stderr
         self._permission_prompt = permission_prompt
         self._default_model = default_model or session.model.name
-        self._prompts: asyncio.Queue[str | list[dict[str, Any]] | None] = asyncio.Queue()
+        # Each prompt with its uuid (the program's own, or a new one).
+        self._prompts: asyncio.Queue[tuple[str | list[dict[str, Any]], str] | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -69,7 +70,7 @@ class SdkTransport:
         self._state_frames = bool(os.environ.get(_READS_STATE_ENV) or os.environ.get(_EMIT_STATE_ENV))
         self._host_only = not os.environ.get(_EMIT_STATE_ENV)
         session.bus.add_listener(ClaudeCodeStream(session, self.send, include_partial=include_partial,
-                                                  version=PROTOCOL_VERSION))
+                                                  version=PROTOCOL_VERSION, replay_user_messages=replay_user_messages))
         session.bus.add_listener(self._api)
         session.bus.add_listener(self._on_event)
         session.sdk_mcp_relay = self._mcp_relay
@@ -79,7 +80,7 @@ class SdkTransport:
     async def run(self, lines: LineSource, first_prompt: str | None = None) -> int:
         """Serve until stdin closes and every prompt received is answered; the exit status."""
         if first_prompt:
-            self._prompts.put_nowait(first_prompt)
+            self._prompts.put_nowait((first_prompt, str(uuid.uuid4())))
         turns = asyncio.ensure_future(self._turns())
         try:
             while (line := await lines.readline()) is not None:
@@ -112,14 +113,15 @@ class SdkTransport:
         self._prompts.put_nowait(None)
 
     async def _turns(self) -> None:
-        while (prompt := await self._prompts.get()) is not None:
+        while (entry := await self._prompts.get()) is not None:
+            prompt, prompt_id = entry
             cost = self.session.cost_usd
             if self._max_budget_usd is not None and cost is not None and cost >= self._max_budget_usd:
                 self.send(self._over_budget(cost))
                 continue
             self._state("running")
             started, api_before = time.monotonic(), self._api.ms
-            terminal = await self.session.submit(prompt)
+            terminal = await self.session.submit(prompt, prompt_id=prompt_id)
             duration = int((time.monotonic() - started) * 1000)
             self.send(result_object(self.session, terminal, duration, self._api.ms - api_before))
             if self._prompts.empty():
@@ -159,7 +161,8 @@ class SdkTransport:
             if prompt is None:
                 self._problem("a user message needs message.content (a string or content blocks), ignored")
             else:
-                self._prompts.put_nowait(prompt)
+                given = message.get("uuid")
+                self._prompts.put_nowait((prompt, given if isinstance(given, str) and given else str(uuid.uuid4())))
         elif kind == "control_request":
             self._spawn(self._answer(message))
         elif kind == "control_response":
@@ -331,7 +334,9 @@ class SdkTransport:
             "available_output_styles": ["default"],
             "permissionMode": session.policy.mode,
             "capabilities": {"interrupt": True, "setPermissionMode": True, "setModel": True, "mcpStatus": True,
-                             "getContextUsage": True, "canUseTool": self._permission_prompt, "hookCallbacks": True,
+                             "getContextUsage": True,
+                             "rewindFiles": session.checkpoints is not None,
+                             "canUseTool": self._permission_prompt, "hookCallbacks": True,
                              "sdkMcpServers": True},
             # A callback that fails does not block: its failure is reported like a hook's exit 1.
             "hook_on_failure_supported": False,
@@ -372,6 +377,24 @@ class SdkTransport:
             "model": breakdown.model,
         }
 
+    async def _rewind_files(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The files as they were just before the prompt `user_message_id` (the conversation stays);
+        `dry_run`: only what would change."""
+        checkpoints = self.session.checkpoints
+        if checkpoints is None:
+            raise ControlError("File rewinding is not enabled.")
+        target = request.get("user_message_id")
+        checkpoint = checkpoints.find(target) if isinstance(target, str) else None
+        if checkpoint is None:
+            raise ControlError("No file checkpoint found for this message.")
+        if request.get("dry_run"):
+            files, insertions, deletions = await asyncio.to_thread(checkpoints.diff_stats, checkpoint)
+            return {"canRewind": True, "filesChanged": files, "insertions": insertions, "deletions": deletions}
+        if self.session.running:
+            raise ControlError("Failed to rewind: a prompt is running (interrupt it first)")
+        files = await asyncio.to_thread(checkpoints.restore_files, checkpoint)
+        return {"canRewind": True, "filesChanged": files}
+
 
 _HANDLERS: dict[str, Handler] = {
     "initialize": SdkTransport._initialize,
@@ -380,6 +403,7 @@ _HANDLERS: dict[str, Handler] = {
     "set_model": SdkTransport._set_model,
     "mcp_status": SdkTransport._mcp_status,
     "get_context_usage": SdkTransport._context_usage,
+    "rewind_files": SdkTransport._rewind_files,
 }
 
 

@@ -225,7 +225,7 @@ def test_bad_stdin_lines_are_reported_and_the_session_goes_on(api, tmp_path):
     out = serve(api, tmp_path, [
         "this is not json",
         json.dumps({"type": "mystery"}),
-        json.dumps({"type": "control_request", "request_id": "r1", "request": {"subtype": "rewind_files"}}),
+        json.dumps({"type": "control_request", "request_id": "r1", "request": {"subtype": "apply_flag_settings"}}),
         json.dumps({"type": "user", "message": {"role": "user", "content": "are you there?"}}),
     ])
 
@@ -234,7 +234,7 @@ def test_bad_stdin_lines_are_reported_and_the_session_goes_on(api, tmp_path):
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     error = next(m for m in lines if m["type"] == "control_response")
     assert error["response"] == {"subtype": "error", "request_id": "r1",
-                                 "error": "Unsupported control request subtype: rewind_files"}
+                                 "error": "Unsupported control request subtype: apply_flag_settings"}
     assert lines[-1]["type"] == "result" and lines[-1]["result"] == "Still here."
 
 

@@ -35,6 +35,7 @@ def sample_events():
         ev.ModeChanged(mode="plan", previous="default"),
         ev.ModelChanged(model="claude-opus-4-6", previous="claude-sonnet-4-6"),
         ev.McpServersChanged(servers=["docs"]),
+        ev.BackgroundTask(task_id="t", description="d", status="completed", output_path="/tmp/t.md", summary="s"),
     ]
 
 

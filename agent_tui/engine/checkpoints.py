@@ -59,6 +59,8 @@ class Checkpoint:
     created: float
     # The files when the prompt ended (None while it runs, or when it never ended).
     after: str | None = None
+    # The prompt's uuid (`user_message`): how a program names it (`rewind_files`).
+    uuid: str | None = None
 
 
 def history_digest(history: list[Any]) -> str:
@@ -102,8 +104,8 @@ class Checkpoints:
             if event.parent_tool_use_id is not None:
                 return
             try:
-                if isinstance(event, ev.UserMessage):
-                    checkpoints.begin(event.text, session.history)
+                if isinstance(event, ev.UserMessage) and not event.notification:
+                    checkpoints.begin(event.text, session.history, event.uuid or None)
                 elif isinstance(event, ev.QueryFinished):
                     checkpoints.end()
             except (CheckpointError, OSError) as exc:
@@ -136,12 +138,12 @@ class Checkpoints:
         tmp.write_text(json.dumps([asdict(c) for c in self.list()]))
         os.replace(tmp, self._list_path)
 
-    def begin(self, prompt: str, history: list[Any]) -> Checkpoint:
+    def begin(self, prompt: str, history: list[Any], uuid: str | None = None) -> Checkpoint:
         """The checkpoint of a prompt about to run: the files now, the conversation before it."""
         checkpoints = self.list()
         commit = self.snapshot(f"before prompt {len(checkpoints) + 1}")
         checkpoint = Checkpoint(len(checkpoints) + 1, prompt, commit, len(history), history_digest(history),
-                                time.time())
+                                time.time(), uuid=uuid)
         checkpoints.append(checkpoint)
         self._save()
         return checkpoint
@@ -153,7 +155,25 @@ class Checkpoints:
             checkpoints[-1].after = self.snapshot(f"after prompt {checkpoints[-1].index}")
             self._save()
 
+    def find(self, uuid: str) -> Checkpoint | None:
+        """The checkpoint of the prompt whose uuid is `uuid`."""
+        return next((c for c in self.list() if c.uuid == uuid), None)
+
     # ------------------------------------------------------------ restoring
+
+    def diff_stats(self, checkpoint: Checkpoint) -> tuple[list[str], int, int]:
+        """What a restore of `checkpoint` would do: the paths it writes or deletes, and the lines
+        it adds and removes (a `rewind_files` dry run)."""
+        now = self.snapshot("now")
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--numstat", now, checkpoint.commit)
+        files: list[str] = []
+        insertions = deletions = 0
+        for entry in filter(None, out.split("\0")):
+            added, removed, path = entry.split("\t", 2)
+            files.append(path)
+            insertions += int(added) if added.isdigit() else 0
+            deletions += int(removed) if removed.isdigit() else 0
+        return files, insertions, deletions
 
     def changes(self, checkpoint: Checkpoint) -> list[str]:
         """The paths a restore of `checkpoint` would write or delete."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -59,6 +59,10 @@ class UserMessage(Event):
     type: ClassVar[str] = "user_message"
     text: str
     queued: bool = False
+    # The prompt's id (a program's own, or a new uuid4): what `rewind_files` names.
+    uuid: str = ""
+    # No one typed it: a turn that carries background agents' reports to the model.
+    notification: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -266,6 +270,22 @@ class McpServersChanged(Event):
     servers: list[str]
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BackgroundTask(Event):
+    """A subagent the Agent tool started with `run_in_background`: it started, or it ended (its
+    report then reaches the model at its next turn)."""
+
+    type: ClassVar[str] = "background_task"
+    # The Agent call's tool_use id (its own events carry it as parent_tool_use_id).
+    task_id: str
+    description: str
+    status: Literal["running", "completed", "failed", "stopped"]
+    # The file its progress and report are written to (the model may Read it).
+    output_path: str
+    summary: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+
+
 ALL_EVENTS: tuple[type[Event], ...] = (
     SessionStarted,
     UserMessage,
@@ -290,6 +310,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     ModeChanged,
     ModelChanged,
     McpServersChanged,
+    BackgroundTask,
 )
 
 # Events a slow subscriber may receive merged; every other event is delivered as published.

@@ -165,3 +165,22 @@ def _resolve(raw: str, base: Path) -> Path | None:
         except OSError:
             continue
     return None
+
+
+def project_memory_file(cwd: Path) -> Path:
+    """The memory file of the working directory that `#text` appends to: the one the project
+    uses (AGENTS.md, CLAUDE.md, .agent-tui/AGENTS.md, the first that exists), else a new AGENTS.md."""
+    for name in MEMORY_FILE_NAMES:
+        if (cwd / name).is_file():
+            return cwd / name
+    return cwd / MEMORY_FILE_NAMES[0]
+
+
+def append_memory(cwd: Path, text: str) -> Path:
+    """Add `text` as a bullet at the end of the project's memory file; the file's path."""
+    path = project_memory_file(cwd)
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    separator = "" if not before or before.endswith("\n") else "\n"
+    with path.open("a", encoding="utf-8") as out:
+        out.write(f"{separator}- {' '.join(text.split())}\n")
+    return path

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import platform
 import re
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +27,7 @@ from ..tools.file_state import ReadStateWatcher
 from ..tools.skill import NAME as SKILL_TOOL
 from ..tools.skill import SkillDefinition, skills_block
 from . import events as ev
+from .background_agents import BackgroundAgents
 from .bus import EventBus
 from .checkpoints import Checkpoints
 from .claude_files import CustomCommand, load_agents, load_commands
@@ -47,7 +46,7 @@ from .loop.attempts import RetryPolicy
 from .loop.executor import ExecutorOptions, PermissionDenial
 from .loop.query import QueryParams, Terminal, TerminalReason, query
 from .loop.subagent import run_subagent
-from .memory import Memory, load_memory
+from .memory import Memory, append_memory, load_memory, project_memory_file
 from .messages import (
     Message,
     blocks,
@@ -62,8 +61,10 @@ from .models.base import ModelClient, context_window_for
 from .models.stream import DEFAULT_MAX_TOKENS, ModelRequest
 from .permissions.policy import CYCLE, MODES, PermissionPolicy
 from .pricing import add_usage, total_cost_usd
+from .shell_mode import ShellOutcome, run_shell_command
 from .skills import load_skills
 from .store import Transcript, TranscriptStore, find_session, load_transcript, project_dir
+from .system_prompt import build_system_prompt
 
 if TYPE_CHECKING:
     from .mcp import McpManager, McpServerStatus, SdkRelay
@@ -109,6 +110,8 @@ class SessionOptions:
     effort: str | None = None
     # Measures tool durations (`tool_finished`); tests inject the clock their front end reads.
     clock: Callable[[], float] = time.monotonic
+    # Take a checkpoint as each prompt starts (persisted sessions only; engine/checkpoints.py).
+    checkpoints: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> SessionOptions:
@@ -162,43 +165,6 @@ class Result:
         )
 
 
-def is_git_repo(cwd: Path) -> bool:
-    for parent in (cwd, *cwd.parents):
-        if (parent / ".git").exists():
-            return True
-    return False
-
-
-def build_system_prompt(cwd: Path, tools: list[Tool], model_label: str, extra: str = "", memory: str = "") -> str:
-    tool_lines = "\n".join(f"- {t.name}" for t in tools)
-    git = "Yes" if is_git_repo(cwd) else "No"
-    prompt = f"""You are agent-tui, an interactive coding agent running in the user's terminal. \
-You help with software engineering tasks in the user's repository: reading and searching code, \
-editing files, and running commands, using the tools below.
-
-Be concise and direct; the user reads your answer in a terminal (Markdown is rendered). \
-Use the tools to find out instead of guessing. When several independent read-only lookups \
-are needed, request them in one response so they run in parallel. Changes and commands wait \
-for the user's approval; if the user rejects a tool call, stop and ask how to proceed.
-
-Available tools:
-{tool_lines}
-
-<env>
-Working directory: {cwd}
-Is directory a git repo: {git}
-Platform: {platform.system().lower()}
-OS Version: {platform.platform(terse=True)}
-Today's date: {date.today().isoformat()}
-Model: {model_label}
-</env>"""
-    if memory:
-        prompt += "\n\n" + memory
-    if extra:
-        prompt += "\n\n" + extra
-    return prompt
-
-
 class Session:
     def __init__(
         self,
@@ -223,6 +189,8 @@ class Session:
         self._load_project()
         # Commands started with run_in_background, shared with subagents; killed by `aclose`.
         self._background_shells: dict[str, Any] = {}
+        # Agents started with run_in_background (engine/background_agents.py); stopped by `aclose`.
+        self.background_agents = BackgroundAgents(self)
         # Set by `resume` when the session was open elsewhere and this one continues a copy.
         self.forked_from: str | None = None
         self.tool_state: dict[str, Any] = {"background_shells": self._background_shells}
@@ -253,6 +221,8 @@ class Session:
         self._session_start_source: str | None = "resume" if history else "startup"
         self._session_start: asyncio.Task[None] | None = None
         self._hook_context: list[str] = []
+        # What `!command`s printed since the last prompt: it goes to the model with the next one.
+        self._shell_context: list[str] = []
         # Tools that need the session itself (the Agent tool runs subagents with its model and bus).
         for tool in tools:
             tool.attach_session(self)
@@ -273,7 +243,8 @@ class Session:
         if self.options.persist:
             self._use_store(TranscriptStore(self.cwd, self.session_id))
         # A checkpoint as every prompt starts, for /rewind (`engine/checkpoints.py`); persisted sessions only.
-        self.checkpoints: Checkpoints | None = Checkpoints.attach(self) if self.options.persist else None
+        self.checkpoints: Checkpoints | None = (
+            Checkpoints.attach(self) if self.options.persist and self.options.checkpoints else None)
 
     def _load_project(self) -> None:
         """The memory files and the system prompt they are part of; Claude Code project files."""
@@ -751,6 +722,7 @@ class Session:
     async def aclose(self) -> None:
         """Kill background commands; release the model client's connections, stop the file
         watcher and the MCP servers."""
+        await self.background_agents.aclose()
         shells = list(self._background_shells.values())
         await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
         if self._watcher is not None:
@@ -774,6 +746,54 @@ class Session:
         parent = self._query_params([], {}, {})
         return await run_subagent(parent, agent, input, ctx, cwd=self.cwd, on_usage=self.add_usage_totals)
 
+    async def run_shell_command(self, command: str) -> ShellOutcome:
+        """`!command`: the person's own Bash call (engine/shell_mode.py), through the permission policy,
+        hooks and sandbox, shown on the bus; what it printed goes to the model with the next prompt.
+        Waits for a running prompt; `interrupt()` stops it."""
+        self.start()
+        async with self._lock:
+            self._abort = asyncio.Event()
+            self._running = True
+            try:
+                outcome = await run_shell_command(
+                    command, tools=self.tools, policy=self.policy, emit=self.bus.publish,
+                    make_context=self.make_context, hooks=self.hooks, abort=self._abort,
+                    options=ExecutorOptions(denials=self.permission_denials, clock=self.options.clock))
+            finally:
+                self._running = False
+        if outcome.ran:
+            self._shell_context.append(outcome.context(command))
+        return outcome
+
+    async def deliver_notifications(self) -> Terminal | None:
+        """Background agents reported while no prompt ran: a turn of its own gives their reports to
+        the model (as Claude Code does); None when nothing waits (a prompt took them first)."""
+        if not self.background_agents.pending:
+            return None
+        return await self.submit(_NOTIFICATION_TURN)
+
+    async def finish_background(self) -> Terminal | None:
+        """Print mode's end: wait for the background agents still running, then give the model their
+        reports in a turn of its own; None when there was nothing to wait for."""
+        await self.background_agents.wait()
+        return await self.deliver_notifications()
+
+    @property
+    def memory_file(self) -> Path:
+        """The project memory file `#text` appends to (the one the project uses)."""
+        return project_memory_file(self.cwd)
+
+    def remember(self, text: str) -> Path:
+        """`#text`: append it to the project memory file; the system prompt has it from the next request."""
+        path = append_memory(self.cwd, text)
+        if self.options.load_memory:
+            self.reload_memory()
+        return path
+
+    def launch_background_agent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """The Agent tool's `run_in_background`: the subagent runs beside the conversation."""
+        return self.background_agents.launch(agent, input, ctx)
+
     def make_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(
             cwd=self.cwd,
@@ -787,11 +807,12 @@ class Session:
             files=self._files,
         )
 
-    async def submit(self, prompt: str | list[dict[str, Any]], *, allowed_tools: Sequence[str] = ()) -> Terminal:
+    async def submit(self, prompt: str | list[dict[str, Any]], *, allowed_tools: Sequence[str] = (),
+                     prompt_id: str | None = None) -> Terminal:
         """Run one prompt to its end.  Prompts submitted while one runs wait their turn.
 
         `allowed_tools`: rules allowed without asking while this prompt runs (a custom
-        command's `allowed-tools`)."""
+        command's `allowed-tools`); `prompt_id`: the prompt's uuid (`user_message`, its checkpoint)."""
         await self.start_mcp()
         self.start()
         await self._start_watcher()
@@ -804,7 +825,7 @@ class Session:
                 except ValueError as exc:
                     self.bus.publish(ev.Notice(kind="error", message=f"allowed-tools rule {rule!r} ignored: {exc}"))
             try:
-                return await self._run(prompt, queued)
+                return await self._run(prompt, queued, prompt_id or str(uuid.uuid4()))
             finally:
                 for entry in entries:
                     with contextlib.suppress(KeyError):
@@ -847,19 +868,27 @@ class Session:
             prompt_caching=self.prompt_caching,
             thinking=self.thinking,
             effort=self.effort,
+            take_notifications=self.background_agents.take_notifications,
         )
 
-    async def _run(self, prompt: str | list[dict[str, Any]], queued: bool) -> Terminal:
+    async def _run(self, prompt: str | list[dict[str, Any]], queued: bool, prompt_id: str) -> Terminal:
         self._abort = asyncio.Event()
         self._running = True
         started = time.monotonic()
-        text = prompt if isinstance(prompt, str) else _prompt_text(prompt)
-        self.bus.publish(ev.UserMessage(text=text, queued=queued))
-        messages = list(self.history) + [user_message(prompt)]
+        notes = [text_block(note) for note in [*self._shell_context, *self.background_agents.take_notifications()]]
+        notification = prompt is _NOTIFICATION_TURN
+        if notification and not notes:  # a prompt typed meanwhile took the reports
+            self._running = False
+            return Terminal(reason=TerminalReason.COMPLETED, messages=list(self.history), turns=0)
+        self._shell_context = []
+        text = "" if notification else prompt if isinstance(prompt, str) else _prompt_text(prompt)
+        self.bus.publish(ev.UserMessage(text=text, queued=queued, uuid=prompt_id, notification=notification))
+        content = notes if notification else notes + blocks(user_message(prompt)) if notes else prompt
+        messages = list(self.history) + [user_message(content)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
         try:
-            dropped = await self._prompt_hooks(text, messages)
+            dropped = None if notification else await self._prompt_hooks(text, messages)
             if dropped is None:
                 if self.store is not None:
                     self.store.sync(self.history)  # a history given or replaced since the last prompt
@@ -940,6 +969,10 @@ class Session:
         if before or after:
             messages[-1] = user_message(before + blocks(messages[-1]) + after)
         return None
+
+
+# The prompt of a turn that only carries background agents' reports (`deliver_notifications`).
+_NOTIFICATION_TURN = "\x00notifications"
 
 
 def _prompt_text(content: list[dict[str, Any]]) -> str:

@@ -4,7 +4,8 @@ The subagent is a `query()` of its own, which the session runs
 (`engine/loop/subagent.py`): a fresh history holding only the prompt, its own tool
 state, the parent's tools minus Agent (no nesting), the parent's permission
 policy and hooks, its events tagged with this Agent tool_use's id.  Only its
-final text comes back as the tool result.
+final text comes back as the tool result; with `run_in_background` the call returns at once and
+the report comes later as a notification (engine/background_agents.py).
 
 This module is the tool the model sees: its description, schema and checks.
 It gets the session through `attach_session`.  Besides the built-in
@@ -46,6 +47,10 @@ class SubagentRunner(Protocol):
         """Run the subagent's query to its end; its final text (or why it stopped) as the result."""
         ...
 
+    def launch_background_agent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Start the subagent beside the conversation (`run_in_background`); the call's result at once."""
+        ...
+
 
 GENERAL_PURPOSE = "general-purpose"
 SUBAGENT_TYPES = {
@@ -83,7 +88,11 @@ should contain a highly detailed task description for the agent to perform auton
 specify exactly what information the agent should return back to you in its final and only message to you.
 4. The agent's outputs should generally be trusted
 5. Clearly tell the agent whether you expect it to write code or just to do research (search, file reads, \
-web fetches, etc.), since it is not aware of the user's intent"""
+web fetches, etc.), since it is not aware of the user's intent
+6. Set run_in_background to true to run the agent while you go on with other work: the call returns at once, \
+and a <task-notification> with the agent's report arrives in a later message when it is done (do not poll \
+for it; its output_file shows its progress). Run it in the foreground when your very next step needs its \
+result"""
 
 
 def describe_agents(types: Mapping[str, AgentDefinition]) -> str:
@@ -109,6 +118,11 @@ class AgentTool(BaseTool):
             "subagent_type": {
                 "type": "string",
                 "description": "The type of specialized agent to use for this task",
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Set to true to run this agent in the background. You will be notified when it "
+                               "completes.",
             },
         },
         "required": ["description", "prompt"],
@@ -153,4 +167,7 @@ class AgentTool(BaseTool):
             yield ToolResult("The Agent tool is not available here: it runs only inside a session.", is_error=True)
             return
         agent = self.agent_types().get(input.get("subagent_type") or GENERAL_PURPOSE, BUILT_IN_AGENTS[GENERAL_PURPOSE])
+        if input.get("run_in_background"):
+            yield self._session.launch_background_agent(agent, input, ctx)
+            return
         yield await self._session.run_subagent(agent, input, ctx)

@@ -376,6 +376,11 @@ class AgentApp(App[int], inherit_bindings=False):
         from ..engine.claude_files import find_command
         from .commands import parse_slash
 
+        if text.lstrip().startswith(("!", "#")):  # `!command` and `#text` (tui/shortcuts.py)
+            from .shortcuts import run_shortcut
+
+            self.run_worker(run_shortcut(self, text), group="shortcut", exit_on_error=False)
+            return
         parsed = parse_slash(text)
         if parsed is not None:
             # In a worker: the app keeps reading keys (Esc stops a /compact) while it runs.
@@ -401,6 +406,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self.conversation.queued.append(prompt)
         self.conversation.show_queued()
         self.run_worker(self._run_prompt(prompt), group="prompt", exit_on_error=False)
+
+    def deliver_notifications(self) -> None:
+        """A background agent reported while idle: a turn gives the model its report (Claude Code's way)."""
+        self.run_worker(self.session.deliver_notifications(), group="prompt", exit_on_error=False)
 
     async def _run_prompt(self, prompt: Prompt) -> None:
         from .mentions import prompt_content

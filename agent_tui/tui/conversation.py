@@ -86,6 +86,10 @@ class Conversation:
         self._refresh_header()
 
     async def _on_user_message(self, event: ev.UserMessage) -> None:
+        if event.notification:
+            self.gauge.start()
+            await self.transcript.add(Notice("A background agent reported; the model reads its report.", kind="info"))
+            return
         prompt = self.queued.popleft() if self.queued else Prompt(event.text)
         self.show_queued()
         self._error_shown = self._interrupt_shown = False
@@ -207,7 +211,27 @@ class Conversation:
         record.preview = event.preview
         record.data = event.data
         record.is_error = event.is_error
+        if event.data.get("background") and not event.is_error:
+            # A background agent: its row runs on until `background_task` says it ended.
+            record.status, record.finished_at = ToolStatus.RUNNING, None
         self.refresh_tool(record)
+
+    async def _on_background_task(self, event: ev.BackgroundTask) -> None:
+        if event.status == "running":
+            return
+        record = self.tool_records.get(event.task_id)
+        if record is not None:
+            record.status = ToolStatus.DONE if event.status == "completed" else ToolStatus.ERROR
+            record.finished_at = self.clock()
+            record.duration = event.usage.get("duration_ms", 0) / 1000
+            record.is_error = event.status != "completed"
+            self.refresh_tool(record)
+        if self.session.running:
+            await self.transcript.add(Notice(f"{event.summary}; the model reads its report at its next turn.",
+                                             kind="info"))
+        else:
+            await self.transcript.add(Notice(f"{event.summary}.", kind="info"))
+            self._app.deliver_notifications()
 
     async def _on_permission_requested(self, event: ev.PermissionRequested) -> None:
         record = self.tool_records.get(event.tool_use_id)
@@ -297,6 +321,8 @@ class Conversation:
             await self.transcript.add(Notice(event.error, kind="error"))
         self.permission.drop_settled()
         self.show_queued()
+        if self.session.background_agents.pending and not self.queued and not event.terminal_reason.startswith("abort"):
+            self._app.deliver_notifications()  # a report that came after the turn's last tool results
 
     async def _on_settings_changed(self, event: ev.ModeChanged | ev.ModelChanged) -> None:
         # The header shows the mode and the model; whoever changed them (a key, a command, a program).
@@ -339,6 +365,7 @@ class Conversation:
         ev.ModeChanged: _on_settings_changed,
         ev.ModelChanged: _on_settings_changed,
         ev.McpServersChanged: _on_mcp_servers_changed,
+        ev.BackgroundTask: _on_background_task,
     }
 
     # ------------------------------------------------------------ streaming text

@@ -83,11 +83,11 @@ async def choose_and_rewind(app: Any) -> None:
         app.say("Nothing to rewind yet: each prompt starts a checkpoint.")
         return
     options = [(str(c.index), f"{c.index}. {' '.join(c.prompt.split())[:70]}  ({_when(c.created)})") for c in listed]
-    picked = await _ask(app, ChoiceScreen("Rewind to just before which prompt?", "", options))
+    picked = await ask_choice(app, ChoiceScreen("Rewind to just before which prompt?", "", options))
     if picked is None:
         return
     checkpoint = next(c for c in listed if str(c.index) == picked)
-    what = await _ask(app, ChoiceScreen(f"Rewind to before prompt {checkpoint.index}: what goes back?",
+    what = await ask_choice(app, ChoiceScreen(f"Rewind to before prompt {checkpoint.index}: what goes back?",
                                         " ".join(checkpoint.prompt.split())[:200], list(WHAT)))
     if what is None:
         return
@@ -102,7 +102,7 @@ async def rewind_to(app: Any, checkpoint: Any, *, code: bool, conversation: bool
             if outside:
                 shown = "\n".join(f"  {path}" for path in outside[:15])
                 more = f"\n  … and {len(outside) - 15} more" if len(outside) > 15 else ""
-                answer = await _ask(app, ChoiceScreen(
+                answer = await ask_choice(app, ChoiceScreen(
                     f"{len(outside)} file(s) changed outside agent-tui since then would be overwritten",
                     shown + more, [("go", "Overwrite them and rewind"), ("stop", "Cancel")]))
                 if answer != "go":
@@ -133,7 +133,7 @@ async def _redraw(app: Any) -> None:
         await app.replay(replay_events(load_transcript(store.path)))
 
 
-async def _ask(app: Any, screen: ChoiceScreen) -> str | None:
+async def ask_choice(app: Any, screen: ChoiceScreen) -> str | None:
     future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
     app.push_screen(screen, lambda result: future.done() or future.set_result(result))
     return await future

@@ -200,6 +200,8 @@ class QueryParams:
     thinking: str | int | None = None
     # output_config.effort, where the model supports it.
     effort: str | None = None
+    # Notifications waiting for the model (a background agent's report): added to the next turn's user message.
+    take_notifications: Callable[[], list[str]] | None = None
 
 
 MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3
@@ -493,7 +495,8 @@ class _Query:
             messages.append(user_message(results + [text_block(INTERRUPTED_FOR_TOOL_USE)]))
             self.completed(messages[-1])
             return self.finish(state, TerminalReason.ABORTED_TOOLS, messages)
-        messages.append(user_message(results))
+        notes = self.params.take_notifications() if self.params.take_notifications is not None else []
+        messages.append(user_message(results + [text_block(note) for note in notes]))
         self.completed(messages[-1])
         if executor.hook_stop is not None:
             self.emit(ev.Notice(kind="hook", message=f"Stopped by a hook: {executor.hook_stop}"))

@@ -127,6 +127,7 @@ async def _run_query(
         on_message=None,
         reload_system=None,
         tracking=None,
+        take_notifications=None,
     )
     run = asyncio.ensure_future(query(params))
     relay = asyncio.ensure_future(_relay(ctx.abort, abort))
