@@ -35,6 +35,8 @@ def sample_events():
         ev.ModeChanged(mode="plan", previous="default"),
         ev.ModelChanged(model="claude-opus-4-6", previous="claude-sonnet-4-6"),
         ev.McpServersChanged(servers=["docs"]),
+        ev.ElicitationRequested(server="docs", message="Your name?", schema={"type": "object"}, future=fut),
+        ev.ElicitationResolved(server="docs", action="decline"),
     ]
 
 

@@ -1,0 +1,267 @@
+"""MCP prompts, resources, roots and elicitation against a real server (tests/mcp_kit.py), the
+model on the loopback Messages server."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_tui.engine import events as ev
+from agent_tui.engine.mcp_features import ElicitationAnswer, McpPrompt, McpPromptArgument, McpPromptError, check_form
+from agent_tui.engine.messages import check_history
+from agent_tui.engine.permissions.policy import PermissionPolicy
+from tests.engine_helpers import Recorder, make_session, tool_results, uncached
+from tests.loopback import reply, tool_use
+from tests.mcp_kit import kit_server
+from tests.test_print_mode import env_for, run
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=="
+
+
+@pytest.fixture
+def kit(tmp_path: Path) -> dict[str, Any]:
+    return kit_server(tmp_path)
+
+
+def user_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, list) else [{"type": "text", "text": content}]
+
+
+# ---------------------------------------------------------------- prompts
+
+
+async def test_an_mcp_prompt_is_a_command_whose_expansion_is_the_user_message(api, tmp_path, kit):
+    api.push(reply("Reviewed."))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit})
+
+    content = await session.expand_mcp_prompt('/mcp__kit__review "Python 3" "error handling"')
+    await session.submit(content)
+    commands = {p.command: p for p in session.mcp_prompts()}
+    await session.aclose()
+
+    assert set(commands) == {"mcp__kit__review", "mcp__kit__chart"}
+    assert commands["mcp__kit__review"].argument_hint == "<language> [focus]"
+    assert user_blocks(api.requests[0].body)[-1]["text"] == "Review the Python 3 code, focusing on error handling."
+
+
+async def test_a_prompt_with_an_image_sends_it_as_an_image_block(api, tmp_path, kit):
+    api.push(reply("A red square."))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit})
+
+    await session.submit(await session.expand_mcp_prompt("/mcp__kit__chart sales"))
+    await session.aclose()
+
+    blocks = uncached(user_blocks(api.requests[0].body))
+    assert blocks[0] == {"type": "text", "text": "Discuss the chart sales.\nI see a red square."}
+    assert blocks[1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    assert check_history(session.history) == []
+
+
+async def test_a_missing_argument_or_an_unknown_prompt_is_not_sent(tmp_path, kit):
+    session = make_session("http://127.0.0.1:9", tmp_path, mcp_servers={"kit": kit})
+
+    with pytest.raises(McpPromptError, match=r"/mcp__kit__review needs language \(usage: "
+                                             r"/mcp__kit__review <language> \[focus\]\)"):
+        await session.expand_mcp_prompt("/mcp__kit__review")
+    assert await session.expand_mcp_prompt("/mcp__kit__nothing here") is None
+    assert await session.expand_mcp_prompt("review this") is None
+    await session.aclose()
+
+
+def test_arguments_are_positional_quoted_words_whole_and_the_last_takes_the_rest():
+    prompt = McpPrompt("s", "p", arguments=(McpPromptArgument("a", required=True), McpPromptArgument("b")))
+
+    assert prompt.bind("one") == {"a": "one"}
+    assert prompt.bind("'one two' three four") == {"a": "one two", "b": "three four"}
+    assert prompt.bind('"unclosed quote') == {"a": '"unclosed', "b": "quote"}
+
+
+def test_print_mode_expands_an_mcp_prompt_given_as_the_prompt(api, tmp_path, kit):
+    api.push(reply("Reviewed."))
+    config = json.dumps({"mcpServers": {"kit": kit}})
+
+    out = run(["-p", "/mcp__kit__review Rust", "--mcp-config", config, "--output-format", "json"],
+              tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["result"] == "Reviewed."
+    assert user_blocks(api.requests[0].body)[-1]["text"] == "Review the Rust code, focusing on style."
+
+
+def test_print_mode_reports_a_prompt_it_cannot_expand_and_sends_nothing(api, tmp_path, kit):
+    config = json.dumps({"mcpServers": {"kit": kit}})
+
+    out = run(["-p", "/mcp__kit__review", "--mcp-config", config], tmp_path, env_for(api.url))
+
+    assert out.returncode == 1
+    assert "/mcp__kit__review needs language" in out.stderr
+    assert api.requests == []
+
+
+# ---------------------------------------------------------------- resources
+
+
+async def test_the_resource_tools_list_and_read_a_servers_resources(api, tmp_path, kit):
+    api.push(
+        reply(tool_use("ListMcpResourcesTool", {}, id="t_list")),
+        reply(tool_use("ReadMcpResourceTool", {"server": "kit", "uri": "kit://notes/today"}, id="t_read"),
+              tool_use("ReadMcpResourceTool", {"server": "nope", "uri": "x://y"}, id="t_bad")),
+        reply("Otter food."),
+    )
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit})
+    rec = Recorder(session)
+
+    await session.submit("what are my notes?")
+    await session.aclose()
+
+    tools = {t["name"]: t for t in api.requests[0].body["tools"]}
+    assert tools["ReadMcpResourceTool"]["input_schema"]["required"] == ["server", "uri"]
+    assert set(tools["ListMcpResourcesTool"]["input_schema"]["properties"]) == {"server"}
+    [listed] = tool_results(api.requests[1].body)
+    assert json.loads(listed["content"]) == [
+        {"uri": "kit://notes/today", "name": "today", "mimeType": "text/plain", "description": "Today's notes",
+         "server": "kit"},
+        {"uri": "kit://data/config.json", "name": "config", "mimeType": "application/json", "server": "kit"},
+    ]
+    read, bad = tool_results(api.requests[2].body)
+    assert json.loads(read["content"]) == {
+        "contents": [{"uri": "kit://notes/today", "mimeType": "text/plain", "text": "Buy otter food."}]}
+    assert bad["is_error"] is True and bad["content"] == 'Server "nope" not found. Available servers: kit'
+    assert rec.of(ev.PermissionRequested) == []  # reads: nobody is asked
+
+
+async def test_an_at_mention_of_a_resource_attaches_its_contents(api, tmp_path, kit):
+    api.push(reply("Dark."))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit})
+    rec = Recorder(session)
+
+    await session.submit("which theme does @kit:kit://data/config.json set?")
+    await session.aclose()
+
+    call, result, typed = user_blocks(api.requests[0].body)
+    assert call["text"] == ('Called the ReadMcpResourceTool tool with the following input: '
+                            '{"server": "kit", "uri": "kit://data/config.json"}')
+    assert json.loads(result["text"].removeprefix("Result of calling the ReadMcpResourceTool tool:\n")) == {
+        "contents": [{"uri": "kit://data/config.json", "mimeType": "application/json", "text": '{"theme": "dark"}'}]}
+    assert typed["text"] == "which theme does @kit:kit://data/config.json set?"
+    assert [m.text for m in rec.of(ev.UserMessage)] == ["which theme does @kit:kit://data/config.json set?"]
+
+
+def test_print_mode_attaches_a_mentioned_resource(api, tmp_path, kit):
+    api.push(reply("Otter food."))
+    config = json.dumps({"mcpServers": {"kit": kit}})
+
+    out = run(["-p", "read @kit:kit://notes/today", "--mcp-config", config], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert "Buy otter food." in user_blocks(api.requests[0].body)[1]["text"]
+
+
+# ---------------------------------------------------------------- roots
+
+
+async def test_the_server_lists_the_working_directories_as_roots_and_hears_when_they_change(api, tmp_path, kit):
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    api.push(reply(tool_use("mcp__kit__roots", {}, id="t_roots")), reply("Two roots."))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit}, policy=PermissionPolicy(allow=["mcp__kit"]))
+    await session.start_mcp()
+
+    session.add_directory(extra)
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "roots.log").exists() and time.monotonic() < deadline:
+        await session_pause()
+    await session.submit("which roots?")
+    await session.aclose()
+
+    expected = f"{tmp_path.resolve().as_uri()} {extra.resolve().as_uri()}"
+    assert (tmp_path / "roots.log").read_text() == expected + "\n"
+    [roots] = tool_results(api.requests[1].body)
+    assert roots["content"] == expected.replace(" ", "\n")
+
+
+async def test_the_client_declares_roots_and_elicitation(api, tmp_path, kit):
+    api.push(reply(tool_use("mcp__kit__capabilities", {}, id="t_caps")), reply("ok"))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit}, policy=PermissionPolicy(allow=["mcp__kit"]))
+
+    await session.submit("what did you declare?")
+    await session.aclose()
+
+    declared = json.loads(tool_results(api.requests[1].body)[0]["content"])
+    assert declared["roots"] == {"list_changed": True} and "form" in declared["elicitation"]
+
+
+async def session_pause() -> None:
+    import asyncio
+
+    await asyncio.sleep(0.05)
+
+
+# ---------------------------------------------------------------- elicitation
+
+
+async def test_a_front_end_that_shows_forms_answers_an_elicitation(api, tmp_path, kit):
+    api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Booked."))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit}, policy=PermissionPolicy(allow=["mcp__kit"]))
+    session.accept_elicitation_forms()
+    asked: list[ev.ElicitationRequested] = []
+
+    def answer(event: ev.Event) -> None:
+        if isinstance(event, ev.ElicitationRequested) and event.future is not None:
+            asked.append(event)
+            event.future.set_result(ElicitationAnswer("accept", {"name": "Ann", "guests": 3, "room": "hall"}))
+
+    session.bus.add_listener(answer)
+    rec = Recorder(session)
+    await session.submit("book a table")
+    await session.aclose()
+
+    [request] = asked
+    assert request.server == "kit" and request.message == "Booking details, please"
+    assert request.schema["required"] == ["name", "guests"]
+    assert [r.action for r in rec.of(ev.ElicitationResolved)] == ["accept"]
+    [booked] = tool_results(api.requests[1].body)
+    assert booked["content"] == "booked: Ann, 3 guests, vegan=False, room=hall"
+
+
+async def test_without_a_form_an_elicitation_is_declined_with_a_notice(api, tmp_path, kit):
+    api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Not booked."))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit}, policy=PermissionPolicy(allow=["mcp__kit"]))
+    rec = Recorder(session)
+
+    await session.submit("book a table")
+    await session.aclose()
+
+    assert tool_results(api.requests[1].body)[0]["content"] == "booking decline"
+    assert rec.of(ev.ElicitationRequested) == []
+    assert any("MCP server kit asked for input (Booking details, please); declined" in n.message
+               for n in rec.of(ev.Notice))
+
+
+def test_print_mode_declines_an_elicitation(api, tmp_path, kit):
+    api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Not booked."))
+    config = json.dumps({"mcpServers": {"kit": kit}})
+
+    out = run(["-p", "book a table", "--mcp-config", config, "--allowedTools", "mcp__kit"], tmp_path,
+              env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert tool_results(api.requests[1].body)[0]["content"] == "booking decline"
+
+
+def test_a_form_is_checked_against_its_schema():
+    schema = {"type": "object", "required": ["name", "guests"], "properties": {
+        "name": {"type": "string"}, "guests": {"type": "integer", "minimum": 1, "maximum": 12, "title": "Guests"},
+        "vegan": {"type": "boolean"}, "room": {"type": "string", "enum": ["garden", "hall"]}}}
+
+    assert check_form(schema, {"name": "Ann", "guests": "3", "vegan": True, "room": "hall"}) == {
+        "name": "Ann", "guests": 3, "vegan": True, "room": "hall"}
+    assert check_form(schema, {"name": "Ann"}) == "Guests is required"
+    assert check_form(schema, {"name": "Ann", "guests": "many"}) == "Guests must be a whole number"
+    assert check_form(schema, {"name": "Ann", "guests": "40"}) == "Guests must be between 1 and 12"
+    assert check_form(schema, {"name": "Ann", "guests": "2", "room": "roof"}) == "room must be one of garden, hall"
