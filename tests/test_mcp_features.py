@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.mcp_features import ElicitationAnswer, McpPrompt, McpPromptArgument, McpPromptError, check_form
+from agent_tui.engine.mcp_features import (
+    ElicitationAnswer,
+    ElicitationForm,
+    McpPrompt,
+    McpPromptArgument,
+    McpPromptError,
+)
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from tests.engine_helpers import Recorder, make_session, tool_results, uncached
@@ -258,10 +264,38 @@ def test_a_form_is_checked_against_its_schema():
     schema = {"type": "object", "required": ["name", "guests"], "properties": {
         "name": {"type": "string"}, "guests": {"type": "integer", "minimum": 1, "maximum": 12, "title": "Guests"},
         "vegan": {"type": "boolean"}, "room": {"type": "string", "enum": ["garden", "hall"]}}}
+    check = ElicitationForm.from_schema(schema).check
 
-    assert check_form(schema, {"name": "Ann", "guests": "3", "vegan": True, "room": "hall"}) == {
+    assert check({"name": "Ann", "guests": "3", "vegan": True, "room": "hall"}) == {
         "name": "Ann", "guests": 3, "vegan": True, "room": "hall"}
-    assert check_form(schema, {"name": "Ann"}) == "Guests is required"
-    assert check_form(schema, {"name": "Ann", "guests": "many"}) == "Guests must be a whole number"
-    assert check_form(schema, {"name": "Ann", "guests": "40"}) == "Guests must be between 1 and 12"
-    assert check_form(schema, {"name": "Ann", "guests": "2", "room": "roof"}) == "room must be one of garden, hall"
+    assert check({"name": "Ann"}) == "Guests is required"
+    assert check({"name": "Ann", "guests": "many"}) == "Guests must be a whole number"
+    assert check({"name": "Ann", "guests": "40"}) == "Guests must be between 1 and 12"
+    assert check({"name": "Ann", "guests": "2", "room": "roof"}) == "room must be one of garden, hall"
+
+
+# ---------------------------------------------------------------- through the Agent SDK
+
+
+async def test_the_agent_sdk_lists_the_prompts_as_commands_and_a_prompt_expands(api, tmp_path, kit):
+    sdk = pytest.importorskip("claude_agent_sdk")
+    from tests.test_print_mode import AGENT
+
+    api.push(reply("Reviewed."), reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Not booked."))
+    opts = sdk.ClaudeAgentOptions(cli_path=AGENT, cwd=str(tmp_path), env=env_for(api.url),
+                                  mcp_servers={"kit": kit}, allowed_tools=["mcp__kit"])
+
+    async with sdk.ClaudeSDKClient(opts) as client:
+        info = await client.get_server_info()
+        await client.query("/mcp__kit__review Go")
+        first = [m async for m in client.receive_response()]
+        await client.query("book a table")
+        [m async for m in client.receive_response()]
+
+    commands = {c["name"]: c for c in info["commands"]}
+    assert commands["mcp__kit__review"] == {"name": "mcp__kit__review", "description": "Review code in a language.",
+                                            "argumentHint": "<language> [focus]"}
+    assert first[-1].result == "Reviewed."
+    assert user_blocks(api.requests[0].body)[-1]["text"] == "Review the Go code, focusing on style."
+    # Nobody in the program can fill a form: the server hears a decline.
+    assert tool_results(api.requests[2].body)[0]["content"] == "booking decline"

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..tools.mcp import normalize_name, render_result
-from ..tools.mcp_resources import McpResource
 from .messages import ATTACHMENT_RESOURCE_CALL, ATTACHMENT_RESOURCE_RESULT, Block, text_block
 
 ElicitationAction = Literal["accept", "decline", "cancel"]
@@ -119,17 +118,6 @@ def resource_attachment(server: str, uri: str, content: str | list[Block]) -> li
     return out
 
 
-def resource_candidates(resources: Sequence[McpResource], partial: str, limit: int = 12) -> list[str]:
-    """`server:uri` completions for what follows `@` (matching the server, the URI or the name)."""
-    lower = partial.lower()
-    out = []
-    for resource in resources:
-        mention = f"{resource.server}:{resource.uri}"
-        if mention.lower().startswith(lower) or (lower and lower in resource.name.lower()):
-            out.append(mention)
-    return out[:limit]
-
-
 # ---------------------------------------------------------------- elicitation
 
 
@@ -162,40 +150,85 @@ class McpClientSide(Protocol):
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer: ...
 
 
-def check_form(schema: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any] | str:
-    """The form's values converted to the schema's types, or what is wrong with them.
+@dataclass(frozen=True, slots=True)
+class FormField:
+    """One property of an elicitation's schema, as a form shows it."""
 
-    Form mode allows a flat object of strings, numbers, integers, booleans and enums."""
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
-    out: dict[str, Any] = {}
-    for name, spec in properties.items():
-        raw = values.get(name)
-        title = spec.get("title") or name
-        if raw is None or raw == "":
-            if name in required:
-                return f"{title} is required"
-            continue
-        kind = spec.get("type")
-        if kind in ("number", "integer") and not isinstance(raw, bool):
-            try:
-                number: float | int = int(raw) if kind == "integer" else float(raw)
-            except (TypeError, ValueError):
-                return f"{title} must be {'a whole number' if kind == 'integer' else 'a number'}"
-            if "minimum" in spec and number < spec["minimum"] or "maximum" in spec and number > spec["maximum"]:
-                return f"{title} must be between {spec.get('minimum', '…')} and {spec.get('maximum', '…')}"
-            out[name] = number
-        elif kind == "boolean":
-            out[name] = bool(raw)
-        else:
-            options = enum_options(spec)
-            if options and raw not in [value for value, _ in options]:
-                return f"{title} must be one of {', '.join(str(v) for v, _ in options)}"
-            out[name] = str(raw)
-    return out
+    name: str
+    title: str
+    kind: Literal["string", "number", "integer", "boolean", "enum"]
+    description: str = ""
+    required: bool = False
+    default: Any = None
+    # (value, label) of an enum.
+    options: tuple[tuple[str, str], ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
 
 
-def enum_options(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+@dataclass(frozen=True, slots=True)
+class ElicitationForm:
+    """The form an elicitation's JSON schema describes: form mode allows a flat object of strings,
+    numbers, integers, booleans and enums (a property of another type is shown as text)."""
+
+    fields: tuple[FormField, ...]
+
+    @classmethod
+    def from_schema(cls, schema: Mapping[str, Any]) -> ElicitationForm:
+        required = set(schema.get("required") or [])
+        fields = []
+        for name, spec in (schema.get("properties") or {}).items():
+            options = tuple(_enum_options(spec))
+            kind = "enum" if options else spec.get("type")
+            fields.append(FormField(
+                name=name, title=str(spec.get("title") or name),
+                kind=kind if kind in ("number", "integer", "boolean", "enum") else "string",
+                description=str(spec.get("description") or ""), required=name in required,
+                default=spec.get("default"), options=options,
+                minimum=spec.get("minimum"), maximum=spec.get("maximum")))
+        return cls(tuple(fields))
+
+    def check(self, values: Mapping[str, Any]) -> dict[str, Any] | str:
+        """The values typed into the form converted to the schema's types, or what is wrong."""
+        out: dict[str, Any] = {}
+        for field_ in self.fields:
+            raw = values.get(field_.name)
+            if raw is None or raw == "":
+                if field_.required:
+                    return f"{field_.title} is required"
+                continue
+            checked = _check_value(field_, raw)
+            if isinstance(checked, _Problem):
+                return checked.text
+            out[field_.name] = checked
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    text: str
+
+
+def _check_value(field_: FormField, raw: Any) -> Any:
+    if field_.kind == "boolean":
+        return bool(raw)
+    if field_.kind == "enum":
+        values = [value for value, _ in field_.options]
+        return str(raw) if str(raw) in values else _Problem(f"{field_.title} must be one of {', '.join(values)}")
+    if field_.kind not in ("number", "integer"):
+        return str(raw)
+    try:
+        number: float | int = int(str(raw).strip()) if field_.kind == "integer" else float(str(raw).strip())
+    except ValueError:
+        return _Problem(f"{field_.title} must be {'a whole number' if field_.kind == 'integer' else 'a number'}")
+    low, high = field_.minimum, field_.maximum
+    if (low is not None and number < low) or (high is not None and number > high):
+        return _Problem(f"{field_.title} must be between {'…' if low is None else low} and "
+                        f"{'…' if high is None else high}")
+    return number
+
+
+def _enum_options(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(value, label) of an enum property: `enum` (with `enumNames`), or `oneOf` of `const`/`title`."""
     if isinstance(spec.get("enum"), list):
         names = spec.get("enumNames") if isinstance(spec.get("enumNames"), list) else spec["enum"]

@@ -454,6 +454,11 @@ class Session:
         """The connected servers' prompts, each a slash command `/mcp__server__prompt`."""
         return self.mcp.prompts() if self.mcp is not None else []
 
+    def mcp_resources(self) -> list[Any]:
+        """The connected servers' resources as they listed them on connecting (`McpResource`s:
+        server, uri, name), for `@server:uri` completion."""
+        return self.mcp.resources() if self.mcp is not None else []
+
     async def expand_mcp_prompt(self, text: str) -> list[dict[str, Any]] | None:
         """The user message `/mcp__server__prompt args` stands for (the server's prompts/get), or
         None when `text` names no MCP prompt.  McpPromptError when it cannot be expanded."""
