@@ -299,3 +299,49 @@ async def test_the_agent_sdk_lists_the_prompts_as_commands_and_a_prompt_expands(
     assert user_blocks(api.requests[0].body)[-1]["text"] == "Review the Go code, focusing on style."
     # Nobody in the program can fill a form: the server hears a decline.
     assert tool_results(api.requests[2].body)[0]["content"] == "booking decline"
+
+
+# ---------------------------------------------------------------- the reference server
+
+
+@pytest.fixture(scope="session")
+def everything(pytestconfig) -> dict[str, Any]:
+    """`@modelcontextprotocol/server-everything` from npm, installed once into pytest's cache."""
+    import shutil
+    import subprocess
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed for @modelcontextprotocol/server-everything")
+    folder = pytestconfig.cache.mkdir("server-everything")
+    binary = folder / "node_modules" / ".bin" / "mcp-server-everything"
+    if not binary.exists():
+        installed = subprocess.run(["npm", "install", "--prefix", str(folder), "@modelcontextprotocol/server-everything"],
+                                   capture_output=True, text=True, timeout=300)
+        if installed.returncode != 0 or not binary.exists():
+            pytest.skip(f"npm could not install server-everything: {installed.stderr.strip()[-300:]}")
+    return {"command": str(binary), "args": ["stdio"]}
+
+
+def test_the_reference_server_shows_its_gated_tools_expands_a_prompt_lists_roots_and_hears_a_decline(
+        api, tmp_path, everything):
+    api.push(
+        reply(tool_use("mcp__everything__get-roots-list", {}, id="t_roots"),
+              tool_use("mcp__everything__trigger-elicitation-request", {}, id="t_elicit"),
+              tool_use("ReadMcpResourceTool", {"server": "everything",
+                                               "uri": "demo://resource/static/document/features.md"}, id="t_read")),
+        reply("Done."),
+    )
+    config = json.dumps({"mcpServers": {"everything": everything}})
+
+    out = run(["-p", "/mcp__everything__args-prompt Paris France", "--mcp-config", config, "--output-format", "json",
+               "--allowedTools", "mcp__everything"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    offered = {t["name"] for t in api.requests[0].body["tools"]}
+    # Tools it lists only to clients that declare roots and elicitation.
+    assert {"mcp__everything__get-roots-list", "mcp__everything__trigger-elicitation-request"} <= offered
+    assert user_blocks(api.requests[0].body)[-1]["text"] == "What's weather in Paris, France?"
+    roots, elicit, read = tool_results(api.requests[1].body)
+    assert f"URI: {tmp_path.resolve().as_uri()}\n" in roots["content"]
+    assert elicit["content"].startswith("❌ User declined to provide the requested information.")
+    assert json.loads(read["content"])["contents"][0]["text"].startswith("# Everything Server - Features")
