@@ -110,3 +110,16 @@ async def test_at_completion_offers_resources_and_a_mention_attaches_one(api, tm
         await wait_until(pilot, finished(recorded), timeout=60)
     call, result, typed = last_user_blocks(api.requests[0].body)
     assert "Buy otter food." in result["text"] and typed["text"] == "read @kit:kit://notes/today "
+
+
+async def test_an_interrupted_turn_closes_the_form(api, tmp_path):
+    api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")))
+    app, recorded = kit_app(api, tmp_path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await type_prompt(pilot, "book a table")
+        await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen), timeout=60)
+        await pilot.press("ctrl+c")  # Esc belongs to the form while it is open
+        await wait_until(pilot, finished(recorded), timeout=60)
+        await wait_until(pilot, lambda: not isinstance(app.screen, ElicitationScreen))
+    assert [e.action for e in recorded if isinstance(e, ev.ElicitationResolved)] == ["cancel"]
+    assert [e.terminal_reason for e in recorded if isinstance(e, ev.QueryFinished)] == ["aborted_tools"]
