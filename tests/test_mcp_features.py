@@ -345,3 +345,61 @@ def test_the_reference_server_shows_its_gated_tools_expands_a_prompt_lists_roots
     assert f"URI: {tmp_path.resolve().as_uri()}\n" in roots["content"]
     assert elicit["content"].startswith("❌ User declined to provide the requested information.")
     assert json.loads(read["content"])["contents"][0]["text"].startswith("# Everything Server - Features")
+
+
+async def test_a_programs_elicitation_hook_answers_for_the_person(api, tmp_path, kit):
+    sdk = pytest.importorskip("claude_agent_sdk")
+    from tests.test_print_mode import AGENT
+
+    seen: list[dict[str, Any]] = []
+
+    async def fill(input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append(input)
+        return {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+                                       "content": {"name": "Bo", "guests": 2, "vegan": True}}}
+
+    api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Booked."))
+    opts = sdk.ClaudeAgentOptions(cli_path=AGENT, cwd=str(tmp_path), env=env_for(api.url), mcp_servers={"kit": kit},
+                                  allowed_tools=["mcp__kit"], hooks={"Elicitation": [sdk.HookMatcher("kit", [fill])]})
+
+    async with sdk.ClaudeSDKClient(opts) as client:
+        await client.query("book a table")
+        [m async for m in client.receive_response()]
+
+    [asked] = seen
+    assert asked["hook_event_name"] == "Elicitation" and asked["mcp_server_name"] == "kit"
+    assert asked["message"] == "Booking details, please" and asked["mode"] == "form"
+    assert asked["requested_schema"]["required"] == ["name", "guests"]
+    assert tool_results(api.requests[1].body)[0]["content"] == "booked: Bo, 2 guests, vegan=True, room=garden"
+
+
+def test_a_configured_elicitation_hook_answers_in_print_mode(api, tmp_path, kit):
+    api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Booked."))
+    answer = {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+                                     "content": {"name": "Cy", "guests": 4}}}
+    settings = {"hooks": {"Elicitation": [{"matcher": "kit", "hooks": [
+        {"type": "command", "command": f"cat >/dev/null; echo '{json.dumps(answer)}'"}]}]}}
+
+    out = run(["-p", "book a table", "--mcp-config", json.dumps({"mcpServers": {"kit": kit}}),
+               "--settings", json.dumps(settings), "--allowedTools", "mcp__kit"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert tool_results(api.requests[1].body)[0]["content"] == "booked: Cy, 4 guests, vegan=False, room=garden"
+
+
+async def test_an_elicitation_hook_that_exits_2_declines_before_any_form(api, tmp_path, kit):
+    from agent_tui.config import Settings
+
+    api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Not booked."))
+    hooks = {"Elicitation": [{"matcher": "kit", "hooks": [{"type": "command", "command": "exit 2"}]}]}
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit}, policy=PermissionPolicy(allow=["mcp__kit"]),
+                           settings=Settings(hooks=hooks))
+    session.accept_elicitation_forms()
+    rec = Recorder(session)
+
+    await session.submit("book a table")
+    await session.aclose()
+
+    assert rec.of(ev.ElicitationRequested) == []
+    assert [r.action for r in rec.of(ev.ElicitationResolved)] == ["decline"]
+    assert tool_results(api.requests[1].body)[0]["content"] == "booking decline"

@@ -503,6 +503,10 @@ class Session:
         interrupted turn cancels a form still open."""
         from .mcp_features import ElicitationAnswer
 
+        answer = await self._elicitation_hooks(request)
+        if answer is not None:
+            self.bus.publish(ev.ElicitationResolved(server=request.server, action=answer.action))
+            return answer
         if not self._elicitation_forms:
             message = f"MCP server {request.server} asked for input ({request.message[:120]}); declined: " \
                       "no one can answer here"
@@ -521,6 +525,21 @@ class Session:
         future.cancel()  # a form still open closes
         self.bus.publish(ev.ElicitationResolved(server=request.server, action=answer.action))
         return answer
+
+    async def _elicitation_hooks(self, request: ElicitationRequest) -> ElicitationAnswer | None:
+        """Elicitation hooks (a program's, or configured commands) answering for the person: their
+        `hookSpecificOutput.action` (and `content`); exit 2 declines.  None: no hook answered."""
+        from .mcp_features import ElicitationAnswer
+
+        fields: dict[str, Any] = {"mcp_server_name": request.server, "message": request.message,
+                                  "mode": "url" if request.url is not None else "form"}
+        fields.update({"url": request.url} if request.url is not None else {"requested_schema": request.schema})
+        if not self.hooks.has("Elicitation", fields):
+            return None
+        outcome = await self.hooks.run("Elicitation", fields)
+        if outcome.elicitation_action is not None:
+            return ElicitationAnswer(outcome.elicitation_action, outcome.elicitation_content)  # type: ignore[arg-type]
+        return ElicitationAnswer("decline") if outcome.blocked else None
 
     def clear(self) -> None:
         """Forget the conversation.  A persisted session continues as a new session
