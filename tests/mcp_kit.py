@@ -77,6 +77,16 @@ async def book(ctx: Context) -> str:
     return f"booking {answer.action}"
 
 
+@server.tool()
+async def pin(name: str, text: str, ctx: Context) -> str:
+    """Add a resource, and tell the client the list changed."""
+    from mcp.server.mcpserver.resources.types import TextResource
+
+    server.add_resource(TextResource(uri=f"kit://pins/{name}", name=name, text=text, mime_type="text/plain"))
+    await ctx.session.send_resource_list_changed()
+    return "pinned"
+
+
 async def on_roots_changed(ctx, params):
     listed = await ctx.session.list_roots()
     with (DIR / "roots.log").open("a") as log:

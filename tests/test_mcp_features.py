@@ -158,6 +158,21 @@ async def test_an_at_mention_of_a_resource_attaches_its_contents(api, tmp_path, 
     assert [m.text for m in rec.of(ev.UserMessage)] == ["which theme does @kit:kit://data/config.json set?"]
 
 
+async def test_a_servers_changed_resource_list_is_listed_again(api, tmp_path, kit):
+    api.push(reply(tool_use("mcp__kit__pin", {"name": "idea", "text": "Otters hold hands."}, id="t_pin")),
+             reply("Pinned."))
+    session = make_session(api.url, tmp_path, mcp_servers={"kit": kit}, policy=PermissionPolicy(allow=["mcp__kit"]))
+
+    await session.submit("pin an idea")
+    deadline = time.monotonic() + 20
+    while "kit://pins/idea" not in {r.uri for r in session.mcp_resources()} and time.monotonic() < deadline:
+        await session_pause()
+    uris = [r.uri for r in session.mcp_resources()]
+    await session.aclose()
+
+    assert uris == ["kit://notes/today", "kit://data/config.json", "kit://pins/idea"]
+
+
 def test_print_mode_attaches_a_mentioned_resource(api, tmp_path, kit):
     api.push(reply("Otter food."))
     config = json.dumps({"mcpServers": {"kit": kit}})

@@ -53,6 +53,8 @@ DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 600.0
 # How long a polite shutdown (stdin closed, then the SDK's terminate/kill) may take.
 CLOSE_TIMEOUT = 8.0
+# How long a server may take to list its prompts or resources as it connects.
+LIST_TIMEOUT = 10.0
 STDERR_TAIL_BYTES = 2000
 
 CLIENT_INFO = types.Implementation(name="agent-tui", version=__version__)
@@ -305,14 +307,33 @@ class McpConnection:
                 self._stderr = None
 
     async def _list_offers(self, session: ClientSession, capabilities: types.ServerCapabilities) -> None:
-        """The prompts and resources a server declares; one that fails to list them still serves its tools."""
-        if capabilities.prompts is not None:
+        """The prompts and resources a server declares; one that fails to list them (or takes
+        too long) still serves its tools."""
+        self.offers_resources = capabilities.resources is not None
+        for kind in ("prompts", "resources"):
+            if getattr(capabilities, kind) is not None:
+                with anyio.move_on_after(LIST_TIMEOUT), contextlib.suppress(Exception):
+                    await self._relist(session, kind)
+
+    async def _relist(self, session: ClientSession, kind: str) -> None:
+        if kind == "prompts":
+            self.prompts = await _list_prompts(session, self.name)
+        else:
+            self.resources = await _list_resources(session, self.name)
+
+    def _listed_again(self, kind: str) -> None:
+        """A server's prompts or resources changed: listed again in the owner task (a notification
+        handler must not wait on the session)."""
+        if self.state != "connected":
+            return
+
+        async def relist(session: ClientSession, _: Any) -> None:
             with contextlib.suppress(Exception):
-                self.prompts = await _list_prompts(session, self.name)
-        if capabilities.resources is not None:
-            self.offers_resources = True
-            with contextlib.suppress(Exception):
-                self.resources = await _list_resources(session, self.name)
+                await self._relist(session, kind)
+
+        call = _Call(f"{kind}/list", relist, asyncio.get_running_loop().create_future(), None)
+        call.future.add_done_callback(lambda f: f.cancelled() or f.exception())  # nobody waits for it
+        self._requests.put_nowait(call)
 
     def _client_callbacks(self) -> dict[str, Any]:
         """`roots` and `elicitation`, answered by the session (the capabilities follow from them)."""
@@ -324,6 +345,12 @@ class McpConnection:
             roots = [types.Root(uri=path.as_uri(), name=path.name or str(path)) for path in client.roots()]
             return types.ListRootsResult(roots=roots)
 
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.PromptListChangedNotification):
+                self._listed_again("prompts")
+            elif isinstance(message, types.ResourceListChangedNotification):
+                self._listed_again("resources")
+
         async def elicit(context: Any, params: Any) -> types.ElicitResult:
             schema = getattr(params, "requested_schema", None)
             request = ElicitationRequest(server=self.name, message=params.message, schema=dict(schema or {}),
@@ -332,7 +359,7 @@ class McpConnection:
             content = answer.content if answer.action == "accept" and request.url is None else None
             return types.ElicitResult(action=answer.action, content=content)
 
-        return {"list_roots_callback": list_roots, "elicitation_callback": elicit}
+        return {"list_roots_callback": list_roots, "elicitation_callback": elicit, "message_handler": on_message}
 
     async def notify_roots_changed(self) -> None:
         """`notifications/roots/list_changed` (the working directories changed); quietly nothing
