@@ -387,6 +387,14 @@ async def _mcp(app: CommandHost, arg: str) -> None:
         for tool in server.tools:
             flag = " (read-only)" if tool.read_only else ""
             lines.append(f"- `mcp__{server.name}__{tool.name}`{flag} — {_cell(tool.description or '')[:100]}")
+        for prompt in (p for p in app.session.mcp_prompts() if p.server == server.name):
+            usage = f"/{prompt.command} {prompt.argument_hint}".strip()
+            lines.append(f"- `{usage}` — {_cell(prompt.description)[:100]} (prompt)")
+        resources = [r for r in app.session.mcp_resources() if r.server == server.name]
+        if resources:
+            lines.append(f"- {len(resources)} resource{'s' if len(resources) > 1 else ''}: "
+                         + ", ".join(f"`@{server.name}:{r.uri}`" for r in resources[:5])
+                         + (", …" if len(resources) > 5 else ""))
         lines.append("")
     await app.show_markdown("\n".join(lines))
 

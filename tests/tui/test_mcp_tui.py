@@ -123,3 +123,14 @@ async def test_an_interrupted_turn_closes_the_form(api, tmp_path):
         await wait_until(pilot, lambda: not isinstance(app.screen, ElicitationScreen))
     assert [e.action for e in recorded if isinstance(e, ev.ElicitationResolved)] == ["cancel"]
     assert [e.terminal_reason for e in recorded if isinstance(e, ev.QueryFinished)] == ["aborted_tools"]
+
+
+async def test_slash_mcp_lists_the_servers_prompts_and_resources(api, tmp_path):
+    app, recorded = kit_app(api, tmp_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await connected(pilot, app)
+        await type_prompt(pilot, "/mcp")
+        await wait_until(pilot, lambda: "(prompt)" in screen_text(app))
+        shown = screen_text(app)
+        assert "/mcp__kit__review <language> [focus] — Review code in a language. (prompt)" in shown
+        assert "2 resources: @kit:kit://notes/today, @kit:kit://data/config.json" in shown
