@@ -151,7 +151,7 @@ class ClaudeCodeStream:
             "mcp_servers": servers,
             "model": session.model.name,
             "permissionMode": event.permission_mode,
-            "slash_commands": sorted(commands),
+            "slash_commands": sorted([*commands, *(p.command for p in session.mcp_prompts())]),
             "agents": sorted(agents),
             "apiKeySource": api_key_source(),
             "output_style": "default",

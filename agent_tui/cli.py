@@ -577,7 +577,12 @@ def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
         try:
-            code = await run_print(session, prompt, args.output_format, verbose=args.verbose,
+            try:  # `/mcp__server__prompt args`: the server's prompt is what is sent
+                content = await session.expand_mcp_prompt(prompt) or prompt
+            except ValueError as exc:
+                print(f"agent-tui: {exc}", file=sys.stderr)
+                return 1
+            code = await run_print(session, content, args.output_format, verbose=args.verbose,
                                    include_partial=args.include_partial, allowed_tools=allowed_tools)
             return 128 + signal.SIGTERM if terminated else code
         finally:

@@ -88,7 +88,7 @@ OUTPUT_FORMATS = ("text", "json", "stream-json", "stream-events")
 
 async def run_print(
     session: Session,
-    prompt: str,
+    prompt: str | list[dict[str, Any]],
     output_format: str = "text",
     out: TextIO | None = None,
     *,
@@ -151,7 +151,9 @@ def _listen(session: Session, output_format: str, out: TextIO, messages: list[di
     return retry_line
 
 
-async def _submit(session: Session, prompt: str, allowed_tools: Sequence[str]) -> tuple[Terminal, bool]:
+async def _submit(
+    session: Session, prompt: str | list[dict[str, Any]], allowed_tools: Sequence[str]
+) -> tuple[Terminal, bool]:
     """Run the prompt with Ctrl+C ending the turn (not the process); the terminal, and
     whether Ctrl+C was pressed."""
     loop = asyncio.get_running_loop()

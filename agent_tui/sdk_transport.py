@@ -121,6 +121,12 @@ class SdkTransport:
                 continue
             self._state("running")
             started, api_before = time.monotonic(), self._api.ms
+            try:  # `/mcp__server__prompt args`: the server's prompt is what is sent
+                if isinstance(prompt, str):
+                    prompt = await self.session.expand_mcp_prompt(prompt) or prompt
+            except ValueError as exc:
+                self.send(self._not_sent(str(exc)))
+                continue
             terminal = await self.session.submit(prompt, prompt_id=prompt_id)
             duration = int((time.monotonic() - started) * 1000)
             self.send(result_object(self.session, terminal, duration, self._api.ms - api_before))
@@ -130,9 +136,15 @@ class SdkTransport:
     def _over_budget(self, cost: float) -> dict[str, Any]:
         """The result of a prompt not run: `--max-budget-usd` is spent."""
         message = f"Reached the maximum budget (${self._max_budget_usd:g}; spent ${cost:.4f})"
-        return {"type": "result", "subtype": "error_max_budget_usd", "is_error": True, "result": message,
+        return self._not_sent(message, "error_max_budget_usd", cost)
+
+    def _not_sent(self, message: str, subtype: str = "error_during_execution",
+                  cost: float | None = None) -> dict[str, Any]:
+        """The result of a prompt never sent to the model (the budget is spent, its command failed)."""
+        return {"type": "result", "subtype": subtype, "is_error": True, "result": message,
                 "errors": [message], "num_turns": 0, "duration_ms": 0, "duration_api_ms": 0, "stop_reason": None,
-                "total_cost_usd": cost, "session_id": self.session.session_id, "uuid": str(uuid.uuid4()),
+                "total_cost_usd": cost if cost is not None else self.session.cost_usd or 0.0,
+                "session_id": self.session.session_id, "uuid": str(uuid.uuid4()),
                 "usage": {"input_tokens": 0, "output_tokens": 0}, "permission_denials": []}
 
     def _state(self, state: str) -> None:
@@ -282,7 +294,7 @@ class SdkTransport:
                     self.session.set_permission_mode(update["mode"])
                 elif kind == "addDirectories":
                     for directory in update.get("directories") or []:
-                        self.session.policy.add_directory(directory)
+                        self.session.add_directory(directory)
                 else:
                     print(f"agent-tui: permission update {kind!r} is not supported, ignored", file=self._err)
             except (KeyError, TypeError, ValueError) as exc:
@@ -325,9 +337,12 @@ class SdkTransport:
                 print(f"agent-tui: initialize: {option} is not supported, ignored", file=self._err)
         agents = {**BUILT_IN_AGENTS, **session.agent_types}
         models = [self._default_model, session.model.name]
+        await session.start_mcp()  # their prompts are commands too
         return {
             "commands": [{"name": c.name, "description": c.description, "argumentHint": c.argument_hint}
-                         for c in session.custom_commands.values()],
+                         for c in session.custom_commands.values()]
+                        + [{"name": p.command, "description": p.description, "argumentHint": p.argument_hint}
+                           for p in session.mcp_prompts()],
             "agents": [{"name": a.name, "description": a.description, "model": a.model} for a in agents.values()],
             "models": [{"value": m, "displayName": m, "description": ""} for m in dict.fromkeys(models)],
             "output_style": "default",

@@ -36,6 +36,8 @@ def sample_events():
         ev.ModelChanged(model="claude-opus-4-6", previous="claude-sonnet-4-6"),
         ev.McpServersChanged(servers=["docs"]),
         ev.BackgroundTask(task_id="t", description="d", status="completed", output_path="/tmp/t.md", summary="s"),
+        ev.ElicitationRequested(server="docs", message="Your name?", schema={"type": "object"}, future=fut),
+        ev.ElicitationResolved(server="docs", action="decline"),
     ]
 
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .events import Event
     from .events import PermissionRequested as PermissionRequest
     from .loop.query import Terminal, TerminalReason
+    from .mcp_features import ElicitationAnswer, ElicitationForm
     from .messages import valid_utf8
     from .models.base import ModelClient
     from .permissions.policy import PermissionAnswer
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from .store import SessionInfo, SessionNotFound, list_sessions, replay_events
 
 __all__ = [
+    "ElicitationAnswer",
+    "ElicitationForm",
     "Event",
     "ModelClient",
     "PermissionAnswer",
@@ -54,6 +57,9 @@ _WHERE = {
     "SessionNotFound": (".store", "SessionNotFound"),
     "list_sessions": (".store", "list_sessions"),
     "replay_events": (".store", "replay_events"),
+    # An MCP server's elicitation: the form its schema describes, and the answer (docs/architecture.md §5).
+    "ElicitationAnswer": (".mcp_features", "ElicitationAnswer"),
+    "ElicitationForm": (".mcp_features", "ElicitationForm"),
     # Text for a terminal or a pipe: undecodable bytes from files or commands as U+FFFD.
     "valid_utf8": (".messages", "valid_utf8"),
 }

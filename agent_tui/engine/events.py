@@ -286,6 +286,30 @@ class BackgroundTask(Event):
     usage: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ElicitationRequested(Event):
+    """An MCP server asks the person for values: `schema` is the form (JSON schema; form mode) or
+    `url` the page to open (URL mode).  Published only when a front end said it shows such forms;
+    it resolves `future` with an `ElicitationAnswer` (engine/mcp_features.py)."""
+
+    type: ClassVar[str] = "elicitation_requested"
+    server: str
+    message: str
+    schema: dict[str, Any] = field(default_factory=dict)
+    url: str | None = None
+    future: asyncio.Future[Any] | None = _transient()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ElicitationResolved(Event):
+    """How an elicitation was answered: "accept", "decline" or "cancel" (the turn was interrupted,
+    or the person closed the form)."""
+
+    type: ClassVar[str] = "elicitation_resolved"
+    server: str
+    action: str
+
+
 ALL_EVENTS: tuple[type[Event], ...] = (
     SessionStarted,
     UserMessage,
@@ -311,6 +335,8 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     ModelChanged,
     McpServersChanged,
     BackgroundTask,
+    ElicitationRequested,
+    ElicitationResolved,
 )
 
 # Events a slow subscriber may receive merged; every other event is delivered as published.

@@ -44,6 +44,8 @@ EVENTS = (
     "PreCompact",
     "SessionStart",
     "Notification",
+    # An MCP server asks the person for values: a hook may answer for them (engine/mcp_features.py).
+    "Elicitation",
 )
 DEFAULT_TIMEOUT = 60.0
 
@@ -52,7 +54,7 @@ STOP_HOOK_BLOCK_CAP = 8
 # Hook output beyond this many characters is cut before it reaches the model or the screen.
 OUTPUT_CAP = 10_000
 # Exit 2 blocks only here; for the other events its stderr is just shown to the user.
-_BLOCKING_EVENTS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"})
+_BLOCKING_EVENTS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "Elicitation"})
 # Where plain stdout of a successful hook is context for the model.
 _STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 # The input field a group's matcher is tested against; other events ignore matchers.
@@ -61,6 +63,7 @@ _MATCH_FIELD = {
     "PostToolUse": "tool_name",
     "PreCompact": "trigger",
     "SessionStart": "source",
+    "Elicitation": "mcp_server_name",
 }
 _DECISION_RANK = {"allow": 1, "ask": 2, "deny": 3}
 _PLAIN_MATCHER = re.compile(r"^[A-Za-z0-9_|]+$")
@@ -110,6 +113,9 @@ class HookOutcome:
     permission_decision_reason: str = ""
     updated_input: dict[str, Any] | None = None
     additional_context: list[str] = field(default_factory=list)
+    # Elicitation: a hook's answer ("accept" | "decline" | "cancel") and the values it accepts with.
+    elicitation_action: str | None = None
+    elicitation_content: dict[str, Any] | None = None
     # The user aborted while the hooks ran; they were killed.
     aborted: bool = False
 
@@ -424,6 +430,10 @@ class HookRunner:
             updated = specific.get("updatedInput")
             if isinstance(updated, dict):
                 outcome.updated_input = updated
+        if event == "Elicitation" and specific.get("action") in ("accept", "decline", "cancel"):
+            outcome.elicitation_action = specific["action"]
+            content = specific.get("content")
+            outcome.elicitation_content = content if isinstance(content, dict) else None
         context = specific.get("additionalContext")
         if isinstance(context, str) and context.strip():
             outcome.additional_context.append(_cap(context.strip()))

@@ -36,6 +36,8 @@ from mcp.shared.message import SessionMessage
 
 from .. import __version__
 from ..tools.mcp import McpCallError, McpTool, McpToolSpec, ProgressSink
+from ..tools.mcp_resources import McpResource
+from .mcp_features import ElicitationRequest, McpClientSide, McpPrompt, McpPromptArgument
 from .mcp_stdio import MAX_MESSAGE_BYTES, stdio_transport
 
 McpState = Literal["connecting", "connected", "failed", "closed"]
@@ -51,6 +53,8 @@ DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 600.0
 # How long a polite shutdown (stdin closed, then the SDK's terminate/kill) may take.
 CLOSE_TIMEOUT = 8.0
+# How long a server may take to list its prompts or resources as it connects.
+LIST_TIMEOUT = 10.0
 STDERR_TAIL_BYTES = 2000
 
 CLIENT_INFO = types.Implementation(name="agent-tui", version=__version__)
@@ -148,10 +152,15 @@ def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float]:
     )
 
 
+# One request on the server's session: `(session, progress callback or None) -> its result`.
+Operation = Callable[[ClientSession, Any], Awaitable[Any]]
+
+
 @dataclass(eq=False)
 class _Call:
-    tool: str
-    arguments: dict[str, Any]
+    # What the request is, in errors: the tool's name, "prompt review", "resource notes://a".
+    label: str
+    operation: Operation
     future: asyncio.Future[Any]
     on_progress: ProgressSink | None
     scope: anyio.CancelScope | None = None
@@ -175,15 +184,22 @@ class McpConnection:
     """One MCP server: its state, its tools, and the task that owns its ClientSession."""
 
     def __init__(self, name: str, config: McpServerConfig | None, *, cwd: Path, call_timeout: float,
-                 sdk_relay: SdkRelay | None = None) -> None:
+                 sdk_relay: SdkRelay | None = None, client: McpClientSide | None = None) -> None:
         self.name = name
         self.sdk_relay = sdk_relay
+        # Roots and elicitation, declared to the server only when the session provides them.
+        self.client = client
         self.config = config
         self.cwd = cwd
         self.call_timeout = call_timeout
         self.state: McpState = "connecting"
         self.error: str | None = None
         self.specs: list[McpToolSpec] = []
+        # What prompts/list and resources/list gave as the server connected (servers without the
+        # capability: none); the resource tools list them afresh.
+        self.prompts: list[McpPrompt] = []
+        self.resources: list[McpResource] = []
+        self.offers_resources = False
         self.instructions: str | None = None
         self._requests: asyncio.Queue[_Call | None] = asyncio.Queue()
         self._ready = asyncio.Event()
@@ -217,9 +233,17 @@ class McpConnection:
     async def call_tool(
         self, tool: str, arguments: dict[str, Any], *, on_progress: ProgressSink | None = None
     ) -> types.CallToolResult:
+        return await self.request(
+            tool, lambda session, progress: session.call_tool(tool, arguments, progress_callback=progress),
+            on_progress=on_progress,
+        )
+
+    async def request(self, label: str, operation: Operation, *, on_progress: ProgressSink | None = None) -> Any:
+        """Run `operation` on the server's session (in its owner task) and return its result;
+        McpCallError when the server is not there, fails, times out or answers with an error."""
         if self.state != "connected":
             raise McpCallError(self._unavailable())
-        call = _Call(tool, arguments, asyncio.get_running_loop().create_future(), on_progress)
+        call = _Call(label, operation, asyncio.get_running_loop().create_future(), on_progress)
         self._requests.put_nowait(call)
         try:
             return await call.future
@@ -256,10 +280,12 @@ class McpConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open_transport(stack)
-                session = await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, client_info=CLIENT_INFO, **self._client_callbacks()))
                 initialized = await session.initialize()
                 self.instructions = initialized.instructions
                 self.specs = await _list_tools(session)
+                await self._list_offers(session, initialized.capabilities)
                 self.state = "connected"
                 self._ready.set()
                 async with anyio.create_task_group() as calls:
@@ -279,6 +305,70 @@ class McpConnection:
             if self._stderr is not None:
                 self._stderr.close()
                 self._stderr = None
+
+    async def _list_offers(self, session: ClientSession, capabilities: types.ServerCapabilities) -> None:
+        """The prompts and resources a server declares; one that fails to list them (or takes
+        too long) still serves its tools."""
+        self.offers_resources = capabilities.resources is not None
+        for kind in ("prompts", "resources"):
+            if getattr(capabilities, kind) is not None:
+                with anyio.move_on_after(LIST_TIMEOUT), contextlib.suppress(Exception):
+                    await self._relist(session, kind)
+
+    async def _relist(self, session: ClientSession, kind: str) -> None:
+        if kind == "prompts":
+            self.prompts = await _list_prompts(session, self.name)
+        else:
+            self.resources = await _list_resources(session, self.name)
+
+    def _listed_again(self, kind: str) -> None:
+        """A server's prompts or resources changed: listed again in the owner task (a notification
+        handler must not wait on the session)."""
+        if self.state != "connected":
+            return
+
+        async def relist(session: ClientSession, _: Any) -> None:
+            with contextlib.suppress(Exception):
+                await self._relist(session, kind)
+
+        call = _Call(f"{kind}/list", relist, asyncio.get_running_loop().create_future(), None)
+        call.future.add_done_callback(lambda f: f.cancelled() or f.exception())  # nobody waits for it
+        self._requests.put_nowait(call)
+
+    def _client_callbacks(self) -> dict[str, Any]:
+        """`roots` and `elicitation`, answered by the session (the capabilities follow from them)."""
+        client = self.client
+        if client is None:
+            return {}
+
+        async def list_roots(context: Any) -> types.ListRootsResult:
+            roots = [types.Root(uri=path.as_uri(), name=path.name or str(path)) for path in client.roots()]
+            return types.ListRootsResult(roots=roots)
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.PromptListChangedNotification):
+                self._listed_again("prompts")
+            elif isinstance(message, types.ResourceListChangedNotification):
+                self._listed_again("resources")
+
+        async def elicit(context: Any, params: Any) -> types.ElicitResult:
+            schema = getattr(params, "requested_schema", None)
+            request = ElicitationRequest(server=self.name, message=params.message, schema=dict(schema or {}),
+                                         url=getattr(params, "url", None))
+            answer = await client.elicit(request)
+            content = answer.content if answer.action == "accept" and request.url is None else None
+            return types.ElicitResult(action=answer.action, content=content)
+
+        return {"list_roots_callback": list_roots, "elicitation_callback": elicit, "message_handler": on_message}
+
+    async def notify_roots_changed(self) -> None:
+        """`notifications/roots/list_changed` (the working directories changed); quietly nothing
+        when the server is not connected."""
+        if self.state != "connected" or self.client is None:
+            return
+        with contextlib.suppress(McpCallError):
+            await self.request("roots/list_changed",
+                               lambda session, _: session.send_notification(types.RootsListChangedNotification()))
 
     async def _open_transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         config = self.config
@@ -320,19 +410,19 @@ class McpConnection:
                 progress = _progress_callback(call.on_progress) if call.on_progress else None
                 try:
                     with anyio.fail_after(self.call_timeout):
-                        result = await session.call_tool(call.tool, call.arguments, progress_callback=progress)
+                        result = await call.operation(session, progress)
                 except TimeoutError:
-                    call.settle(error=f"{label} did not answer {call.tool} within {self.call_timeout:g}s; "
+                    call.settle(error=f"{label} did not answer {call.label} within {self.call_timeout:g}s; "
                                       "the call was cancelled.")
                 except MCPError as exc:
                     if exc.code == types.CONNECTION_CLOSED:
                         self._lost("connection closed")
-                        call.settle(error=f"{label} disconnected during {call.tool}: {self.error}")
+                        call.settle(error=f"{label} disconnected during {call.label}: {self.error}")
                     else:
-                        call.settle(error=f"{label} returned an error for {call.tool}: {exc.message} "
+                        call.settle(error=f"{label} returned an error for {call.label}: {exc.message} "
                                           f"(code {exc.code})")
                 except Exception as exc:
-                    call.settle(error=f"{label} failed during {call.tool}: {_describe(exc)}")
+                    call.settle(error=f"{label} failed during {call.label}: {_describe(exc)}")
                 else:
                     call.settle(result)
         finally:
@@ -381,6 +471,7 @@ class McpManager:
         call_timeout: float | None = None,
         environ: Mapping[str, str] | None = None,
         sdk_relay: SdkRelay | None = None,
+        client: McpClientSide | None = None,
     ) -> None:
         environ = os.environ if environ is None else environ
         default_start, default_call = timeouts_from_env(environ)
@@ -395,7 +486,7 @@ class McpManager:
                 connection.fail(f"invalid configuration: {exc}")
             else:
                 connection = McpConnection(name, config, cwd=cwd, call_timeout=self.call_timeout,
-                                           sdk_relay=sdk_relay)
+                                           sdk_relay=sdk_relay, client=client)
             self._connections.append(connection)
 
     async def start(self) -> list[McpServerStatus]:
@@ -428,6 +519,49 @@ class McpManager:
             if c.state == "connected" and c.instructions and c.instructions.strip()
         ]
         return "# MCP Server Instructions\n\n" + "\n\n".join(parts) if parts else ""
+
+    def prompts(self) -> list[McpPrompt]:
+        """The connected servers' prompts (slash commands `/mcp__server__prompt`)."""
+        return [p for c in self._connections if c.state == "connected" for p in c.prompts]
+
+    async def get_prompt(self, prompt: McpPrompt, arguments: dict[str, str]) -> types.GetPromptResult:
+        """prompts/get; McpCallError when the server fails or refuses it."""
+        return await self._connected(prompt.server).request(
+            f"prompt {prompt.name}", lambda session, _: session.get_prompt(prompt.name, arguments))
+
+    def resource_servers(self) -> list[str]:
+        return [c.name for c in self._connections if c.state == "connected" and c.offers_resources]
+
+    def resources(self) -> list[McpResource]:
+        """The resources listed as the servers connected (for `@server:uri` completion)."""
+        return [r for c in self._connections if c.state == "connected" for r in c.resources]
+
+    async def list_resources(self, server: str | None = None) -> list[McpResource]:
+        """resources/list of every server offering resources, or of `server`; McpCallError for a
+        server that is not there (or fails, when it is the one asked about)."""
+        if server is not None:
+            connection = self._connected(server)
+            return await connection.request("resources/list", lambda session, _: _list_resources(session, server))
+        listed = await asyncio.gather(
+            *(self.list_resources(name) for name in self.resource_servers()), return_exceptions=True)
+        return [r for result in listed if isinstance(result, list) for r in result]
+
+    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
+        """resources/read; McpCallError when the server is not there or cannot read it."""
+        return await self._connected(server).request(f"resource {uri}", lambda session, _: session.read_resource(uri))
+
+    async def roots_changed(self) -> None:
+        """Tell every connected server its roots changed."""
+        await asyncio.gather(*(c.notify_roots_changed() for c in self._connections))
+
+    def _connected(self, server: str) -> McpConnection:
+        connection = next((c for c in self._connections if c.name == server), None)
+        if connection is None:
+            names = ", ".join(c.name for c in self._connections) or "none"
+            raise McpCallError(f"Server \"{server}\" not found. Available servers: {names}")
+        if connection.state != "connected":
+            raise McpCallError(connection._unavailable())
+        return connection
 
     async def aclose(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self._connections))
@@ -486,6 +620,33 @@ async def _list_tools(session: ClientSession) -> list[McpToolSpec]:
         cursor = listing.next_cursor
         if not cursor:
             return specs
+
+
+async def _list_prompts(session: ClientSession, server: str) -> list[McpPrompt]:
+    prompts: list[McpPrompt] = []
+    cursor: str | None = None
+    while True:
+        listing = await session.list_prompts(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        for prompt in listing.prompts:
+            arguments = tuple(McpPromptArgument(a.name, a.description or "", bool(a.required))
+                              for a in prompt.arguments or [])
+            prompts.append(McpPrompt(server, prompt.name, prompt.description or prompt.title or "", arguments))
+        cursor = listing.next_cursor
+        if not cursor:
+            return prompts
+
+
+async def _list_resources(session: ClientSession, server: str) -> list[McpResource]:
+    resources: list[McpResource] = []
+    cursor: str | None = None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        listing = await session.list_resources(params=params)
+        resources += [McpResource(server, str(r.uri), r.name, r.description or "", r.mime_type)
+                      for r in listing.resources]
+        cursor = listing.next_cursor
+        if not cursor:
+            return resources
 
 
 def _progress_callback(sink: ProgressSink) -> Any:

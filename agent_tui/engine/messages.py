@@ -47,11 +47,14 @@ def valid_utf8(value: Any) -> Any:
 # An @-mentioned file rides in the prompt as these two text blocks (Claude Code's wording).
 ATTACHMENT_CALL = "Called the Read tool with the following input: "
 ATTACHMENT_RESULT = "Result of calling the Read tool:\n"
+# An @server:uri mention of an MCP resource, likewise (engine/mcp_features.py).
+ATTACHMENT_RESOURCE_CALL = "Called the ReadMcpResourceTool tool with the following input: "
+ATTACHMENT_RESOURCE_RESULT = "Result of calling the ReadMcpResourceTool tool:\n"
 
 
 def is_attachment(block: Block) -> bool:
     text = block.get("text", "") if block.get("type") == "text" else ""
-    return text.startswith((ATTACHMENT_CALL, ATTACHMENT_RESULT))
+    return text.startswith((ATTACHMENT_CALL, ATTACHMENT_RESULT, ATTACHMENT_RESOURCE_CALL, ATTACHMENT_RESOURCE_RESULT))
 
 
 def text_block(text: str) -> Block:

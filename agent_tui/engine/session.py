@@ -68,6 +68,7 @@ from .system_prompt import build_system_prompt
 
 if TYPE_CHECKING:
     from .mcp import McpManager, McpServerStatus, SdkRelay
+    from .mcp_features import ElicitationAnswer, ElicitationRequest, McpPrompt
 
 # The `<env>` line that names the model (`set_model` rewrites it).
 _MODEL_LINE = re.compile(r"\nModel: [^\n]*\n</env>")
@@ -236,6 +237,9 @@ class Session:
         self.sdk_mcp_relay: SdkRelay | None = None
         # The editor's buffers in place of the disk for the file tools (`use_files`); None: the disk.
         self._files: EditorFiles | None = None
+        # A front end shows servers' elicitation forms (`accept_elicitation_forms`); else they are declined.
+        self._elicitation_forms = False
+        self._mcp_notifications: set[asyncio.Task[None]] = set()
         # The transcript being written (None: not persisted), and the one `resume()` loaded.
         self.store: TranscriptStore | None = None
         self.transcript: Transcript | None = None
@@ -400,6 +404,113 @@ class Session:
                 self.system_prompt = self.system_prompt.replace("\n\n" + self._mcp_instructions, "", 1)
             await manager.aclose()
         return await self._connect_mcp(None, None, None)
+
+    def add_directory(self, directory: Path | str) -> Path:
+        """Make `directory` a working directory too (reads allowed; an MCP root); connected MCP
+        servers are told their roots changed."""
+        resolved = self.policy.add_directory(directory)
+        if self.mcp is not None:
+            with contextlib.suppress(RuntimeError):  # no running loop: servers ask for the roots anyway
+                task = asyncio.get_running_loop().create_task(self.mcp.roots_changed())
+                self._mcp_notifications.add(task)
+                task.add_done_callback(self._mcp_notifications.discard)
+        return resolved
+
+    def accept_elicitation_forms(self) -> None:
+        """The attached front end shows MCP servers' elicitation forms: `elicitation_requested` is
+        published for it to answer.  Without it (print mode, the SDK transport) they are declined."""
+        self._elicitation_forms = True
+
+    def mcp_prompts(self) -> list[McpPrompt]:
+        """The connected servers' prompts, each a slash command `/mcp__server__prompt`."""
+        return self.mcp.prompts() if self.mcp is not None else []
+
+    def mcp_resources(self) -> list[Any]:
+        """The connected servers' resources as they listed them on connecting (`McpResource`s:
+        server, uri, name), for `@server:uri` completion."""
+        return self.mcp.resources() if self.mcp is not None else []
+
+    async def expand_mcp_prompt(self, text: str) -> list[dict[str, Any]] | None:
+        """The user message `/mcp__server__prompt args` stands for (the server's prompts/get), or
+        None when `text` names no MCP prompt.  McpPromptError when it cannot be expanded."""
+        from .mcp_features import McpPromptError, find_prompt, prompt_blocks
+
+        if not text.lstrip().startswith("/mcp__"):
+            return None
+        await self.start_mcp()
+        found = find_prompt(self.mcp_prompts(), text)
+        if found is None or self.mcp is None:
+            return None
+        prompt, words = found
+        from ..tools.mcp import McpCallError
+
+        try:
+            result = await self.mcp.get_prompt(prompt, prompt.bind(words))
+        except McpCallError as exc:
+            raise McpPromptError(f"/{prompt.command}: {exc}") from None
+        content = await asyncio.to_thread(prompt_blocks, result, f"/{prompt.command}")
+        if not content:
+            raise McpPromptError(f"/{prompt.command}: the server's prompt has no content")
+        return content
+
+    async def _resource_mentions(self, text: str) -> list[dict[str, Any]]:
+        """`@server:uri` mentions of MCP resources, read and attached as ReadMcpResourceTool results."""
+        if self.mcp is None or "@" not in text:
+            return []
+        from ..tools.mcp_resources import read_resource_content
+        from .mcp_features import mentioned_resources, resource_attachment
+
+        attached: list[dict[str, Any]] = []
+        for server, uri in mentioned_resources(text, self.mcp.resource_servers()):
+            try:
+                content, _ = await read_resource_content(self.mcp, server, uri, self.make_context("attachment"))
+            except Exception as exc:  # the prompt goes on without it, saying why
+                content = f"The resource could not be read: {type(exc).__name__}: {exc}"
+            attached += resource_attachment(server, uri, content)
+        return attached
+
+    async def _answer_elicitation(self, request: ElicitationRequest) -> ElicitationAnswer:
+        """A server's elicitation: the front end's form when one shows them, else declined.  An
+        interrupted turn cancels a form still open."""
+        from .mcp_features import ElicitationAnswer
+
+        answer = await self._elicitation_hooks(request)
+        if answer is not None:
+            self.bus.publish(ev.ElicitationResolved(server=request.server, action=answer.action))
+            return answer
+        if not self._elicitation_forms:
+            message = f"MCP server {request.server} asked for input ({request.message[:120]}); declined: " \
+                      "no one can answer here"
+            self.bus.publish(ev.Notice(kind="warning", message=message))
+            return ElicitationAnswer("decline")
+        future: asyncio.Future[ElicitationAnswer] = asyncio.get_running_loop().create_future()
+        self.bus.publish(ev.ElicitationRequested(server=request.server, message=request.message,
+                                                 schema=request.schema, url=request.url, future=future))
+        # Only a running turn's abort counts (a server may ask between turns too).
+        aborted = asyncio.ensure_future(self._abort.wait() if self._running else asyncio.Event().wait())
+        try:
+            await asyncio.wait({future, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        answer = future.result() if future.done() and not future.cancelled() else ElicitationAnswer("cancel")
+        future.cancel()  # a form still open closes
+        self.bus.publish(ev.ElicitationResolved(server=request.server, action=answer.action))
+        return answer
+
+    async def _elicitation_hooks(self, request: ElicitationRequest) -> ElicitationAnswer | None:
+        """Elicitation hooks (a program's, or configured commands) answering for the person: their
+        `hookSpecificOutput.action` (and `content`); exit 2 declines.  None: no hook answered."""
+        from .mcp_features import ElicitationAnswer
+
+        fields: dict[str, Any] = {"mcp_server_name": request.server, "message": request.message,
+                                  "mode": "url" if request.url is not None else "form"}
+        fields.update({"url": request.url} if request.url is not None else {"requested_schema": request.schema})
+        if not self.hooks.has("Elicitation", fields):
+            return None
+        outcome = await self.hooks.run("Elicitation", fields)
+        if outcome.elicitation_action is not None:
+            return ElicitationAnswer(outcome.elicitation_action, outcome.elicitation_content)  # type: ignore[arg-type]
+        return ElicitationAnswer("decline") if outcome.blocked else None
 
     def clear(self) -> None:
         """Forget the conversation.  A persisted session continues as a new session
@@ -697,9 +808,13 @@ class Session:
         from .mcp import McpManager
 
         self.mcp = McpManager(servers, cwd=self.cwd, start_timeout=start_timeout, call_timeout=call_timeout,
-                              sdk_relay=self.sdk_mcp_relay)
+                              sdk_relay=self.sdk_mcp_relay, client=_McpClientSide(self))
         statuses = await self.mcp.start()
         self._mcp_tools = self.mcp.tools()
+        if self.mcp.resource_servers():
+            from ..tools.mcp_resources import ListMcpResourcesTool, ReadMcpResourceTool
+
+            self._mcp_tools += [ListMcpResourcesTool(self.mcp), ReadMcpResourceTool(self.mcp)]
         self.tools, shadowed = with_tools(self.tools, self._mcp_tools)
         for name in shadowed:
             message = f"MCP tool {name} not added: a tool of that name exists"
@@ -883,7 +998,9 @@ class Session:
         self._shell_context = []
         text = "" if notification else prompt if isinstance(prompt, str) else _prompt_text(prompt)
         self.bus.publish(ev.UserMessage(text=text, queued=queued, uuid=prompt_id, notification=notification))
-        content = notes if notification else notes + blocks(user_message(prompt)) if notes else prompt
+        resources = [] if notification else await self._resource_mentions(text)
+        extra = notes + resources
+        content = notes if notification else extra + blocks(user_message(prompt)) if extra else prompt
         messages = list(self.history) + [user_message(content)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
@@ -973,6 +1090,21 @@ class Session:
 
 # The prompt of a turn that only carries background agents' reports (`deliver_notifications`).
 _NOTIFICATION_TURN = "\x00notifications"
+
+
+class _McpClientSide:
+    """What the session offers its MCP servers: its working directories as roots, and the
+    answers to their elicitations (engine/mcp_features.py)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def roots(self) -> list[Path]:
+        session = self._session
+        return session.policy.working_directories(session.cwd)
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await self._session._answer_elicitation(request)
 
 
 def _prompt_text(content: list[dict[str, Any]]) -> str:

@@ -160,6 +160,15 @@ class AgentApp(App[int], inherit_bindings=False):
         yield Gauge(lambda: self.clock(), id="gauge")
         yield Footer(id="footer")
 
+    def _resource_mentions(self, partial: str) -> list[tuple[str, str]]:
+        """`server:uri` of the MCP resources matching what follows `@` (by server, URI or name)."""
+        lower, found = partial.lower(), []
+        for resource in self.session.mcp_resources() if self.session is not None else []:
+            mention = f"{resource.server}:{resource.uri}"
+            if mention.lower().startswith(lower) or (lower and lower in resource.name.lower()):
+                found.append((mention, resource.name))
+        return found[:12]
+
     def _menu_commands(self) -> list[SlashCommand]:
         """The slash commands the completion menu offers now (the slash-command table loads
         when the menu first opens, not for the first frame)."""
@@ -229,6 +238,8 @@ class AgentApp(App[int], inherit_bindings=False):
         from .conversation import Conversation
 
         self.session = session
+        session.accept_elicitation_forms()  # MCP servers' forms show here (elicitation.py)
+        self.prompt_input.resource_mentions = self._resource_mentions
         self._mcp_json_pending = dict(mcp_json_pending)
         self._bridge = Bridge(session.bus, self)
         self.conversation = Conversation(self, session, lambda: self.clock(), self.refresh_header)
@@ -334,6 +345,8 @@ class AgentApp(App[int], inherit_bindings=False):
             self.notifier.notify("agent-tui", "The agent has a question for you")
         elif type(event) is ev.PermissionRequested:
             self.notifier.notify("agent-tui", f"Permission needed: {event.tool_name}")
+        elif type(event) is ev.ElicitationRequested:
+            self.notifier.notify("agent-tui", f"MCP server {event.server} asks for input")
         elif type(event) is ev.QueryFinished:
             first = next((line.strip() for line in (event.result or "").splitlines() if line.strip()), "")
             if event.is_error:
@@ -415,12 +428,14 @@ class AgentApp(App[int], inherit_bindings=False):
         from .mentions import prompt_content
 
         async with self._prompt_order:
-            try:
-                content = await prompt_content(prompt, self.session)
+            try:  # `/mcp__server__prompt args`: the server's prompt is what is sent
+                expanded = await self.session.expand_mcp_prompt(prompt.text)
+                content = expanded or await prompt_content(prompt, self.session)
             except Exception as exc:
                 self.conversation.queued.remove(prompt)
                 self.conversation.show_queued()
-                self.say(f"Could not attach files: {exc}", kind="error")
+                what = "Not sent" if prompt.text.lstrip().startswith("/mcp__") else "Could not attach files"
+                self.say(f"{what}: {exc}", kind="error")
                 return
             await self.session.submit(content, allowed_tools=prompt.allowed_tools)
 

@@ -146,9 +146,16 @@ def custom_slash_commands(session: Session | None) -> list[SlashCommand]:
     ]
 
 
+def mcp_slash_commands(session: Session | None) -> list[SlashCommand]:
+    """The connected MCP servers' prompts, `/mcp__server__prompt` (the server expands them)."""
+    prompts = session.mcp_prompts() if session is not None else []
+    return [SlashCommand(p.command, " ".join(part for part in (p.argument_hint, p.description) if part) + " (MCP)")
+            for p in prompts]
+
+
 def menu_commands(session: Session | None) -> list[SlashCommand]:
-    """What the slash menu offers: the built-in commands, then the project's."""
-    return [*SLASH_COMMANDS, *custom_slash_commands(session)]
+    """What the slash menu offers: the built-in commands, then the project's and the MCP servers'."""
+    return [*SLASH_COMMANDS, *custom_slash_commands(session), *mcp_slash_commands(session)]
 
 
 def palette_entries(key_display: Callable[[str], str]) -> list[PaletteEntry]:
@@ -184,6 +191,8 @@ async def _help(app: CommandHost, arg: str) -> None:
         listed = "\n**Project commands** (`.claude/commands`)\n\n" + "\n".join(
             f"- `/{c.name}` — {_cell(c.help)}" for c in custom
         ) + "\n"
+    if prompts := mcp_slash_commands(app.session):
+        listed += "\n**MCP prompts**\n\n" + "\n".join(f"- `/{c.name}` — {_cell(c.help)}" for c in prompts) + "\n"
     await app.show_markdown(HELP.format(keys=keys_table(app.key_display), commands=commands, custom=listed))
 
 
@@ -196,7 +205,8 @@ HELP = """\
 
 {commands}
 {custom}
-`@path` attaches a file to the prompt (it is read with the Read tool first).
+`@path` attaches a file to the prompt (it is read with the Read tool first); `@server:uri` an MCP
+server's resource.
 """
 
 
@@ -377,6 +387,14 @@ async def _mcp(app: CommandHost, arg: str) -> None:
         for tool in server.tools:
             flag = " (read-only)" if tool.read_only else ""
             lines.append(f"- `mcp__{server.name}__{tool.name}`{flag} — {_cell(tool.description or '')[:100]}")
+        for prompt in (p for p in app.session.mcp_prompts() if p.server == server.name):
+            usage = f"/{prompt.command} {prompt.argument_hint}".strip()
+            lines.append(f"- `{usage}` — {_cell(prompt.description)[:100]} (prompt)")
+        resources = [r for r in app.session.mcp_resources() if r.server == server.name]
+        if resources:
+            lines.append(f"- {len(resources)} resource{'s' if len(resources) > 1 else ''}: "
+                         + ", ".join(f"`@{server.name}:{r.uri}`" for r in resources[:5])
+                         + (", …" if len(resources) > 5 else ""))
         lines.append("")
     await app.show_markdown("\n".join(lines))
 

@@ -341,6 +341,11 @@ class Conversation:
         ]
         await self.transcript.add(Notice("\n".join(lines), kind="todo"))
 
+    async def _on_elicitation_requested(self, event: ev.ElicitationRequested) -> None:
+        from .elicitation import answer_elicitation
+
+        answer_elicitation(self._app, event)
+
     _HANDLERS: dict[type[ev.Event], Callable[..., Awaitable[None]]] = {
         ev.SessionStarted: _on_session_started,
         ev.UserMessage: _on_user_message,
@@ -366,6 +371,7 @@ class Conversation:
         ev.ModelChanged: _on_settings_changed,
         ev.McpServersChanged: _on_mcp_servers_changed,
         ev.BackgroundTask: _on_background_task,
+        ev.ElicitationRequested: _on_elicitation_requested,
     }
 
     # ------------------------------------------------------------ streaming text

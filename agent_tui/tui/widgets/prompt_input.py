@@ -2,7 +2,8 @@
 
 Enter sends; Shift+Enter and Ctrl+J insert a newline.  Up on the first row and
 Down on the last walk the history.  Typing `/` at the start offers the slash
-commands, `@` offers paths under the working directory; Tab or Enter takes
+commands, `@` offers paths under the working directory (and MCP servers' resources as
+`@server:uri`); Tab or Enter takes
 the highlighted one, Esc closes the menu.
 """
 
@@ -78,6 +79,8 @@ class PromptInput(TextArea):
         self._draft = ""
         self._completions: list[Completion] = []
         self._menu: CompletionMenu | None = None
+        # `@server:uri` completions for what follows `@`: (mention, what it is); the app sets it.
+        self.resource_mentions: Callable[[str], list[tuple[str, str]]] = lambda partial: []
 
     # ------------------------------------------------------------ menu
 
@@ -131,6 +134,9 @@ class PromptInput(TextArea):
                     final = not path.endswith("/")
                     completions.append(Completion(start, f"@{path}" + (" " if final else ""), final))
                     labels.append(Content(f"@{path}"))
+                for resource, about in self.resource_mentions(partial):
+                    completions.append(Completion(start, f"@{resource} ", True))
+                    labels.append(Content.assemble(f"@{resource} ", (about, "$text-muted")))
         self._completions = completions
         if completions:
             menu = self.menu
