@@ -227,19 +227,9 @@ class Session:
         # Tools that need the session itself (the Agent tool runs subagents with its model and bus).
         for tool in tools:
             tool.attach_session(self)
-        # Connected MCP servers (`/mcp` reads `mcp.servers()`); None until start_mcp ran with servers.
-        self.mcp: McpManager | None = None
-        self._mcp_start: asyncio.Future[list[McpServerStatus]] | None = None
-        self._mcp_tools: list[Tool] = []
-        self._mcp_instructions = ""
-        # Relays JSON-RPC to `"type": "sdk"` servers, which live in the program driving the session
-        # (the Agent SDK transport sets it); None: such a server fails to connect.
-        self.sdk_mcp_relay: SdkRelay | None = None
+        self._init_mcp()
         # The editor's buffers in place of the disk for the file tools (`use_files`); None: the disk.
         self._files: EditorFiles | None = None
-        # A front end shows servers' elicitation forms (`accept_elicitation_forms`); else they are declined.
-        self._elicitation_forms = False
-        self._mcp_notifications: set[asyncio.Task[None]] = set()
         # The transcript being written (None: not persisted), and the one `resume()` loaded.
         self.store: TranscriptStore | None = None
         self.transcript: Transcript | None = None
@@ -249,6 +239,20 @@ class Session:
         # A checkpoint as every prompt starts, for /rewind (`engine/checkpoints.py`); persisted sessions only.
         self.checkpoints: Checkpoints | None = (
             Checkpoints.attach(self) if self.options.persist and self.options.checkpoints else None)
+
+    def _init_mcp(self) -> None:
+        """The session's MCP state, before any server is started."""
+        # Connected MCP servers (`/mcp` reads `mcp.servers()`); None until start_mcp ran with servers.
+        self.mcp: McpManager | None = None
+        self._mcp_start: asyncio.Future[list[McpServerStatus]] | None = None
+        self._mcp_tools: list[Tool] = []
+        self._mcp_instructions = ""
+        # Relays JSON-RPC to `"type": "sdk"` servers, which live in the program driving the session
+        # (the Agent SDK transport sets it); None: such a server fails to connect.
+        self.sdk_mcp_relay: SdkRelay | None = None
+        # A front end shows servers' elicitation forms (`accept_elicitation_forms`); else they are declined.
+        self._elicitation_forms = False
+        self._mcp_notifications: set[asyncio.Task[None]] = set()
 
     def _load_project(self) -> None:
         """The memory files and the system prompt they are part of; Claude Code project files."""
