@@ -523,6 +523,16 @@ def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:
         prompt, allowed_tools = command.expand(arguments), command.allowed_tools
 
     async def print_and_close() -> int:
+        nonlocal prompt
+        if found is not None and found[0].runs_shell:
+            from .engine import CommandExpansionError
+
+            try:
+                prompt = await session.expand_command(*found)
+            except CommandExpansionError as exc:
+                print(f"agent-tui: {exc}", file=sys.stderr)
+                await session.aclose()
+                return 1
         terminated: list[bool] = []
 
         def on_sigterm() -> None:

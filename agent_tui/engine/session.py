@@ -15,7 +15,7 @@ import re
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -797,18 +797,38 @@ class Session:
         await self._start_watcher()
         queued = self._lock.locked()
         async with self._lock:
-            entries = []
-            for rule in allowed_tools:
-                try:
-                    entries.append(self.policy.add_rule(rule, source="command"))
-                except ValueError as exc:
-                    self.bus.publish(ev.Notice(kind="error", message=f"allowed-tools rule {rule!r} ignored: {exc}"))
-            try:
+            with self._rules_allowed(allowed_tools):
                 return await self._run(prompt, queued)
-            finally:
-                for entry in entries:
-                    with contextlib.suppress(KeyError):
-                        self.policy.remove_rule(entry)
+
+    async def expand_command(self, command: CustomCommand, arguments: str = "") -> str:
+        """A custom command's prompt: its arguments filled in, then each ``!`cmd` `` run (under its
+        `allowed-tools` and the permission rules, asking when they ask) and replaced by the output.
+        `CommandExpansionError` when a line may not run; nothing is sent then."""
+        from .command_expansion import expand_shell_spans
+
+        text = command.expand(arguments)
+        if not command.runs_shell:
+            return text
+        bash = next((t for t in self.tools if t.name == "Bash"), None)
+        with self._rules_allowed(command.allowed_tools):
+            return await expand_shell_spans(text, command_name=command.name, bash=bash, policy=self.policy,
+                                            cwd=self.cwd, make_context=self.make_context, emit=self.bus.publish)
+
+    @contextlib.contextmanager
+    def _rules_allowed(self, rules: Sequence[str]) -> Iterator[None]:
+        """`rules` allowed while the block runs (a custom command's `allowed-tools`)."""
+        entries = []
+        for rule in rules:
+            try:
+                entries.append(self.policy.add_rule(rule, source="command"))
+            except ValueError as exc:
+                self.bus.publish(ev.Notice(kind="error", message=f"allowed-tools rule {rule!r} ignored: {exc}"))
+        try:
+            yield
+        finally:
+            for entry in entries:
+                with contextlib.suppress(KeyError):
+                    self.policy.remove_rule(entry)
 
     def _query_params(
         self, messages: list[Message], usage: dict[str, int], by_model: dict[str, dict[str, int]]
