@@ -287,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(built, int):
         return built
     session, pending = built
+    if args.print_mode:
+        for problem in session.hooks.problems:  # an event agent-tui does not run, a malformed entry
+            print(f"agent-tui: settings: {problem}", file=sys.stderr)
     if args.continue_session or args.resume is not None:
         status = resume_session(session, args)
         if status is not None:

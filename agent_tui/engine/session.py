@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import platform
 import re
+import shutil
 import tempfile
 import time
 import uuid
@@ -41,6 +42,7 @@ from .context.window import (
     context_breakdown,
     count_tokens,
 )
+from .hook_transcript import HookTranscript
 from .hooks import DEFAULT_TIMEOUT as DEFAULT_HOOK_TIMEOUT
 from .hooks import HookCallback, HookCommand, HookRunner, context_text, hook_label
 from .loop.attempts import RetryPolicy
@@ -246,8 +248,12 @@ class Session:
             session_id=self.session_id,
             emit=self.bus.publish,
             permission_mode=lambda: self.policy.mode,
+            transcript_path=self._hook_transcript_path,
             env=self.options.settings.env,
         )
+        # The conversation in Claude Code's transcript shape, for hook scripts (None: no hooks yet).
+        self._hook_transcript: HookTranscript | None = None
+        self._hook_scratch: str | None = None
         # SessionStart hooks still to run and why ("startup" | "resume" | "clear"); their context rides
         # with the next prompt.
         self._session_start_source: str | None = "resume" if history else "startup"
@@ -432,7 +438,11 @@ class Session:
 
     def clear(self) -> None:
         """Forget the conversation.  A persisted session continues as a new session
-        (new id, new transcript); the old one stays resumable."""
+        (new id, new transcript); the old one stays resumable.  The SessionEnd hooks ("clear")
+        see the conversation that ends."""
+        if self.hooks.has("SessionEnd", {"reason": "clear"}):
+            ending = {"reason": "clear", "session_id": self.session_id, "transcript_path": self._hook_transcript_path()}
+            self.hooks.run_owed("SessionEnd", ending)
         self.history = []
         self.tool_state.clear()
         self.tool_state["background_shells"] = self._background_shells
@@ -501,10 +511,30 @@ class Session:
         store.on_error = lambda message: self.bus.publish(ev.Notice(kind="error", message=message))
         self._detach_store = self.bus.add_listener(store.record_event)
         self.hooks.session_id = self.session_id
-        self.hooks.transcript_path = str(store.path)
+
+    def _hooks_transcript(self) -> HookTranscript | None:
+        """The transcript hook scripts read (engine/hook_transcript.py); None while no hook is configured."""
+        if not self.hooks.table:
+            return None
+        kept = self._hook_transcript
+        if kept is None or kept.session_id != self.session_id:
+            if self.store is not None:
+                folder = self.store.assets_dir
+            else:
+                self._hook_scratch = self._hook_scratch or tempfile.mkdtemp(prefix="agent-tui-hooks-")
+                folder = Path(self._hook_scratch)
+            kept = self._hook_transcript = HookTranscript(
+                folder / "transcript.jsonl", session_id=self.session_id, cwd=self.cwd)
+        return kept
+
+    def _hook_transcript_path(self) -> str:
+        kept = self._hooks_transcript()
+        return kept.ensure() if kept is not None else ""
 
     def _persist(self, message: Message) -> None:
         """A message the loop completed: on disk now, fsynced when a model turn ends."""
+        if self._hook_transcript is not None:
+            self._hook_transcript.append(message)
         store = self.store
         if store is None:
             return
@@ -748,9 +778,14 @@ class Session:
         self._watcher = ReadStateWatcher(self.tool_state, self.cwd, debounce_ms=50)
         await self._watcher.start()
 
-    async def aclose(self) -> None:
-        """Kill background commands; release the model client's connections, stop the file
-        watcher and the MCP servers."""
+    async def aclose(self, reason: str = "other") -> None:
+        """Run the SessionEnd hooks (`reason`: Claude Code's, "prompt_input_exit" when the person
+        quits the TUI, "other" otherwise); kill background commands; release the model client's
+        connections, stop the file watcher and the MCP servers."""
+        await self.hooks.settle()  # a /clear's SessionEnd first
+        if self.hooks.has("SessionEnd", {"reason": reason}):
+            with contextlib.suppress(Exception):
+                await self.hooks.run("SessionEnd", {"reason": reason})
         shells = list(self._background_shells.values())
         await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
         if self._watcher is not None:
@@ -766,6 +801,8 @@ class Session:
         await self.hooks.aclose()
         if self.store is not None:
             self.store.close()
+        if self._hook_scratch is not None:
+            shutil.rmtree(self._hook_scratch, ignore_errors=True)
         await self.model.aclose()
 
     async def run_subagent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -878,6 +915,8 @@ class Session:
         messages = list(self.history) + [user_message(prompt)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
+        if (kept := self._hooks_transcript()) is not None:
+            kept.sync(self.history)
         try:
             dropped = await self._prompt_hooks(text, messages)
             if dropped is None:
@@ -904,6 +943,8 @@ class Session:
         self._tracked_history = terminal.messages
         if self.store is not None:
             self.store.sync(history)
+        if self._hook_transcript is not None:
+            self._hook_transcript.sync(history)
         self.turns += terminal.turns
         self.add_usage_totals(usage, by_model)
         self.last_terminal = terminal

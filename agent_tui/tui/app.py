@@ -523,7 +523,7 @@ class AgentApp(App[int], inherit_bindings=False):
         if self._bridge is not None:
             self._bridge.close()
         try:
-            await asyncio.wait_for(self.session.aclose(), 5.0)
+            await asyncio.wait_for(self.session.aclose(reason="prompt_input_exit"), 5.0)
         except Exception as exc:  # shutting down: report, never raise
             self.log.error(f"closing the session failed: {exc!r}")
 
