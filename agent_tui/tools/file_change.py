@@ -1,4 +1,5 @@
-"""Write, Edit and MultiEdit's shared shape: plan a change, show its diff, commit it (and record the write)."""
+"""Write, Edit, MultiEdit and NotebookEdit's shared shape: plan a change, show its diff, commit it
+(and record the write)."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ async def commit_in_editor(change: PlannedChange, ctx: ToolContext, target: Path
 
 
 class FileChangeTool(BaseTool, abc.ABC):
-    """Write, Edit and MultiEdit: plan a change, show its diff, commit it.
+    """Write, Edit, MultiEdit and NotebookEdit: plan a change, show its diff, commit it.
 
     `plan` raises FileToolError with the result text when the change cannot
     be made; it runs in `validate` (before the permission prompt), in
