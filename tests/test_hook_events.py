@@ -229,3 +229,53 @@ def test_a_configured_event_agent_tui_does_not_run_is_named_on_stderr_in_print_m
     assert "PostCompact hooks are not supported by agent-tui; they will not run" in out.stderr
     assert "unknown event 'TeamMateIdle'" in out.stderr
     assert out.stdout.strip() == "Hello."
+
+
+# ---------------------------------------------------------------- Setup (--init, --init-only, --maintenance)
+
+
+def project_with_hooks(tmp_path: Path, hooks: dict[str, Any]) -> Path:
+    (tmp_path / ".agent-tui").mkdir(exist_ok=True)
+    (tmp_path / ".agent-tui" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    return tmp_path
+
+
+def test_init_runs_the_setup_hooks_before_the_prompt_and_their_context_reaches_the_model(api, tmp_path):
+    script, log = recorder(tmp_path, "setup")
+    context = json_hook(tmp_path, {"hookSpecificOutput": {"hookEventName": "Setup",
+                                                          "additionalContext": "Dependencies installed."}})
+    project_with_hooks(tmp_path, table(("Setup", script, "init"), ("Setup", context, "init"),
+                                       ("Setup", script, "maintenance")))
+    api.push(reply("Ready."))
+
+    out = run(["-p", "--init", "are we set up?"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    [payload] = inputs(log)
+    assert payload["hook_event_name"] == "Setup" and payload["trigger"] == "init"
+    assert payload["cwd"] == str(tmp_path) and "session_id" in payload
+    assert "Dependencies installed." in json.dumps(api.requests[0].body["messages"][0])
+
+
+def test_maintenance_runs_the_setup_hooks_with_its_trigger(api, tmp_path):
+    script, log = recorder(tmp_path, "setup")
+    project_with_hooks(tmp_path, table(("Setup", script, "maintenance")))
+    api.push(reply("Done."))
+
+    out = run(["-p", "--maintenance", "tidy up"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert [p["trigger"] for p in inputs(log)] == ["maintenance"]
+
+
+def test_init_only_runs_setup_and_session_start_hooks_and_sends_nothing(api, tmp_path):
+    setup, setup_log = recorder(tmp_path, "setup")
+    start, start_log = recorder(tmp_path, "start")
+    project_with_hooks(tmp_path, table(("Setup", setup, None), ("SessionStart", start, "startup")))
+
+    out = run(["--init-only"], tmp_path, env_for(api.url))
+
+    assert out.returncode == 0, out.stderr
+    assert [p["trigger"] for p in inputs(setup_log)] == ["init"]
+    assert [p["source"] for p in inputs(start_log)] == ["startup"]
+    assert api.requests == [] and out.stdout == ""

@@ -973,6 +973,21 @@ class Session:
             self._session_start = asyncio.get_running_loop().create_task(self._session_start_hooks(source))
         self._session_start_source = None
 
+    async def setup(self, trigger: str, *, start: bool = False) -> None:
+        """Setup hooks (`--init`: "init", `--maintenance`: "maintenance"), before the first prompt;
+        what they add to the context rides with it.  `start`: the SessionStart hooks too, now
+        (`--init-only`, which sends no prompt)."""
+        fields = {"trigger": trigger}
+        if self.hooks.has("Setup", fields):
+            outcome = await self.hooks.run("Setup", fields)
+            label = hook_label("Setup", fields)
+            self._hook_context.extend(context_text(label, c) for c in outcome.additional_context)
+        if start:
+            self._begin_session_start()
+            if self._session_start is not None:
+                task, self._session_start = self._session_start, None
+                await task
+
     async def _session_start_hooks(self, source: str) -> None:
         fields = {"source": source}
         outcome = await self.hooks.run("SessionStart", fields)
