@@ -442,7 +442,8 @@ class Session:
         see the conversation that ends."""
         if self.hooks.has("SessionEnd", {"reason": "clear"}):
             ending = {"reason": "clear", "session_id": self.session_id, "transcript_path": self._hook_transcript_path()}
-            self.hooks.run_owed("SessionEnd", ending)
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing can run them
+                self.hooks.run_owed("SessionEnd", ending)
         self.history = []
         self.tool_state.clear()
         self.tool_state["background_shells"] = self._background_shells
