@@ -279,3 +279,18 @@ def test_init_only_runs_setup_and_session_start_hooks_and_sends_nothing(api, tmp
     assert [p["trigger"] for p in inputs(setup_log)] == ["init"]
     assert [p["source"] for p in inputs(start_log)] == ["startup"]
     assert api.requests == [] and out.stdout == ""
+
+
+async def test_post_tool_use_names_the_written_file_as_claude_codes_tools_do(api, tmp_path):
+    script, log = recorder(tmp_path, "post")
+    target = tmp_path / "notes.txt"
+    api.push(reply(tool_use("Write", {"file_path": str(target), "content": "hi\n"})), reply("Written."))
+    session = session_for(api, tmp_path, table(("PostToolUse", script, "Write|Edit")),
+                          policy=PermissionPolicy(mode="acceptEdits"))
+
+    await session.submit("write it")
+
+    [payload] = inputs(log)
+    response = payload["tool_response"]
+    assert response["filePath"] == str(target) and response["type"] == "create" and response["success"] is True
+    await session.aclose()

@@ -137,6 +137,14 @@ class FileChangeTool(BaseTool, abc.ABC):
         cwd = self._cwd if self._cwd is not None else Path.cwd()
         return shown_path(resolve_path(file_path, cwd), cwd, home=False)
 
+    def hook_response(self, input: dict[str, Any], result: ToolResult, text: str) -> dict[str, Any]:
+        """Claude Code's keys that hook scripts read (`filePath`, `type`, `success`), then ours."""
+        data = result.data
+        response: dict[str, Any] = {"filePath": data.get("path", ""), "success": not result.is_error}
+        if "created" in data:
+            response["type"] = "create" if data["created"] else "update"
+        return {**response, "result": text, **data}
+
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         try:
             self.plan(input, ctx, await editor_buffer(self.path_of(input, ctx), ctx))
