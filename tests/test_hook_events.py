@@ -294,3 +294,16 @@ async def test_post_tool_use_names_the_written_file_as_claude_codes_tools_do(api
     response = payload["tool_response"]
     assert response["filePath"] == str(target) and response["type"] == "create" and response["success"] is True
     await session.aclose()
+
+
+async def test_a_permission_request_hook_may_rewrite_the_input_where_nobody_can_be_asked(api, tmp_path):
+    allow = json_hook(tmp_path, {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
+        "behavior": "allow", "updatedInput": {"command": "touch rewritten.txt"}}}})
+    api.push(reply(tool_use("Bash", {"command": "touch asked.txt"})), reply("Made."))
+    session = session_for(api, tmp_path, table(("PermissionRequest", allow, "Bash")),
+                          policy=PermissionPolicy(mode="default", interactive=False))
+
+    await session.submit("make it")
+
+    assert (tmp_path / "rewritten.txt").exists() and not (tmp_path / "asked.txt").exists()
+    await session.aclose()

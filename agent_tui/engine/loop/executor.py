@@ -26,6 +26,8 @@ from ..messages import REJECT_MESSAGE, tool_result_block, valid_utf8
 from ..permissions.policy import Decision, PermissionAnswer, PermissionPolicy
 
 INTERRUPTED_BY_USER = "Interrupted by user"
+# The policy's refusals made only because nobody could be asked (print mode, dontAsk).
+_UNANSWERED = ("non_interactive", "dont_ask")
 # Bounds memory only: before a request, the context pipeline (engine/context/pipeline.py) saves
 # results over their tool's cap to a file and sends a preview and the path instead.
 RESULT_CHAR_CAP = 2_000_000
@@ -369,7 +371,7 @@ class StreamingToolExecutor:
             # The person already said no in this turn: do not ask again.
             self._finish(t, REJECT_MESSAGE, True, "rejected")
             return False
-        unanswered = decision.behavior == "deny" and decision.reason in ("non_interactive", "dont_ask")
+        unanswered = decision.behavior == "deny" and decision.reason in _UNANSWERED
         hooked = await self._permission_request_hooks(t, decision) if decision.behavior == "ask" or unanswered \
             else None
         if decision.behavior == "deny" and hooked is None:
@@ -405,7 +407,8 @@ class StreamingToolExecutor:
                     return False
                 # The rules still apply to the new input, and the pin follows where it now points.
                 again = self._policy.decide_call(tool, t.input, cwd=ctx.cwd, hook=pre)
-                if again.behavior == "deny":
+                # A hook answered where nobody could: only a refusal of its own kind stands.
+                if again.behavior == "deny" and not (hooked and again.reason in _UNANSWERED):
                     self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
                     self._finish(t, again.message or REJECT_MESSAGE, True, "rejected")
                     return False
