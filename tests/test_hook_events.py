@@ -307,3 +307,22 @@ async def test_a_permission_request_hook_may_rewrite_the_input_where_nobody_can_
 
     assert (tmp_path / "rewritten.txt").exists() and not (tmp_path / "asked.txt").exists()
     await session.aclose()
+
+
+async def test_session_start_on_resume_reads_the_resumed_conversation(api, tmp_path):
+    api.push(reply("First answer."), reply("Second answer."))
+    first = make_session(api.url, tmp_path, persist=True)
+    await first.submit("first question")
+    await first.aclose()
+    copy = hook_dir(tmp_path) / "at-start.jsonl"
+    keep = hook_script(tmp_path, "keep.sh", "python3 -c \"import json,sys,shutil; "
+                       f"shutil.copy(json.load(sys.stdin)['transcript_path'], '{copy}')\"\n")
+    second = session_for(api, tmp_path, table(("SessionStart", keep, "resume")), persist=True)
+    second.resume(first.session_id)
+
+    await second.submit("second question")
+
+    lines = [json.loads(line) for line in copy.read_text().splitlines()]
+    assert [(line["type"], line["message"]["content"][-1]["text"]) for line in lines] == [
+        ("user", "first question"), ("assistant", "First answer.")]
+    await second.aclose()

@@ -520,17 +520,20 @@ class Session:
         kept = self._hook_transcript
         if kept is None or kept.session_id != self.session_id:
             if self.store is not None:
-                folder = self.store.assets_dir
+                path = self.store.assets_dir / "transcript.jsonl"
             else:
                 self._hook_scratch = self._hook_scratch or tempfile.mkdtemp(prefix="agent-tui-hooks-")
-                folder = Path(self._hook_scratch)
-            kept = self._hook_transcript = HookTranscript(
-                folder / "transcript.jsonl", session_id=self.session_id, cwd=self.cwd)
+                path = Path(self._hook_scratch) / f"{self.session_id}.jsonl"
+            kept = self._hook_transcript = HookTranscript(path, session_id=self.session_id, cwd=self.cwd)
         return kept
 
     def _hook_transcript_path(self) -> str:
         kept = self._hooks_transcript()
-        return kept.ensure() if kept is not None else ""
+        if kept is None:
+            return ""
+        if not self._running:  # between prompts (SessionStart, /clear): the history is the conversation
+            kept.sync(self.history)
+        return kept.ensure()
 
     def _persist(self, message: Message) -> None:
         """A message the loop completed: on disk now, fsynced when a model turn ends."""
