@@ -336,7 +336,9 @@ class AcpAgent:
                 return None
             command = session.custom_commands.get(name)
             if command is not None:
-                return await session.submit(command.expand(arguments), allowed_tools=command.allowed_tools)
+                # Its !`cmd` lines run first (a line that may not run raises CommandExpansionError).
+                prompt = await session.expand_command(command, arguments)
+                return await session.submit(prompt, allowed_tools=command.allowed_tools)
         return await session.submit(content)
 
     async def cancel(self, session_id: str, **_: Any) -> None:

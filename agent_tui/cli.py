@@ -108,6 +108,11 @@ def _add_program_flags(p: argparse.ArgumentParser) -> None:
                    help="with --input-format stream-json: echo each prompt back with its uuid")
     p.add_argument("--rewind-files", metavar="USER_MESSAGE_UUID",
                    help="with --resume/--continue: put the files back as they were just before that prompt, and exit")
+    p.add_argument("--init", action="store_true", help="with -p: run the Setup hooks (trigger init) first")
+    p.add_argument("--init-only", action="store_true",
+                   help="run the Setup hooks (trigger init) and the SessionStart hooks, then exit")
+    p.add_argument("--maintenance", action="store_true",
+                   help="with -p: run the Setup hooks (trigger maintenance) first")
     # Accepted for compatibility with what the SDK may pass; each says on stderr that it is ignored.
     for flag in ("--betas", "--max-thinking-tokens", "--effort", "--plugin-dir", "--task-budget",
                  "--resume-session-at", "--thinking-display"):
@@ -257,10 +262,11 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_acp(args)
     prompt = args.prompt
     # A program on the other end of a pipe, as with Claude Code: print mode, not the full screen.
+    args.print_mode = args.print_mode or args.init_only
     if not args.print_mode and (args.input_format == "stream-json" or not (sys.stdin.isatty() and sys.stdout.isatty())):
         args.print_mode = True
     program = args.input_format == "stream-json"
-    if args.print_mode and not program and prompt is None and not sys.stdin.isatty():
+    if args.print_mode and not program and not args.init_only and prompt is None and not sys.stdin.isatty():
         prompt = sys.stdin.read()
     status = _flag_problem(args, prompt)
     if status is not None:
@@ -291,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(built, int):
         return built
     session, pending = built
+    if args.print_mode:
+        for problem in session.hooks.problems:  # an event agent-tui does not run, a malformed entry
+            print(f"agent-tui: settings: {problem}", file=sys.stderr)
     if args.continue_session or args.resume is not None:
         status = resume_session(session, args)
         if status is not None:
@@ -299,9 +308,24 @@ def main(argv: list[str] | None = None) -> int:
         return _rewind_files(session, args.rewind_files)
     if program:
         return _serve_program(session, args, prompt)
+    if args.init_only:
+        return _init_only(session)
     if args.print_mode:
         return _print(session, args, prompt or "")
     return _tui(args, prompt, settings, session, pending)
+
+
+def _init_only(session: Session) -> int:
+    """`--init-only`: the Setup hooks (trigger init) and the SessionStart hooks, no prompt."""
+
+    async def init() -> int:
+        try:
+            await session.setup("init", start=True)
+        finally:
+            await session.aclose()
+        return 0
+
+    return asyncio.run(init())
 
 
 def _first_frame_first(args: argparse.Namespace, cwd: Path) -> bool:
@@ -378,7 +402,7 @@ def _flag_problem(args: argparse.Namespace, prompt: str | None) -> int | None:
             print("Error: --rewind-files requires --resume (or --continue)", file=sys.stderr)
             return 2
         return None
-    if args.print_mode and not (prompt or "").strip():
+    if args.print_mode and not args.init_only and not (prompt or "").strip():
         print("agent-tui: -p needs a prompt (as an argument or on stdin)", file=sys.stderr)
         return 2
     if args.print_mode and args.output_format == "stream-json" and not args.verbose:
@@ -567,6 +591,18 @@ def _print(session: Session, args: argparse.Namespace, prompt: str) -> int:
         prompt, allowed_tools = command.expand(arguments), command.allowed_tools
 
     async def print_and_close() -> int:
+        nonlocal prompt
+        if args.init or args.maintenance:
+            await session.setup("init" if args.init else "maintenance")
+        if found is not None and found[0].runs_shell:
+            from .engine import CommandExpansionError
+
+            try:
+                prompt = await session.expand_command(*found)
+            except CommandExpansionError as exc:
+                print(f"agent-tui: {exc}", file=sys.stderr)
+                await session.aclose()
+                return 1
         terminated: list[bool] = []
 
         def on_sigterm() -> None:

@@ -410,7 +410,8 @@ async def test_post_tool_use_gets_the_tool_response(api, tmp_path):
     assert payload["hook_event_name"] == "PostToolUse"
     assert payload["tool_name"] == "Bash" and payload["tool_use_id"] == "t_echo"
     assert payload["tool_input"] == {"command": "echo hello"}
-    assert payload["tool_response"]["result"].strip() == "hello"
+    # Claude Code's Bash keys (stderr is read with stdout, in order).
+    assert payload["tool_response"] == {"stdout": "hello\n", "stderr": "", "interrupted": False, "isImage": False}
 
 
 async def test_post_tool_use_exit_2_feeds_stderr_to_the_model_after_the_tool_ran(api, tmp_path):

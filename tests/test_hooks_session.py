@@ -448,7 +448,8 @@ async def test_invalid_hook_settings_are_reported_when_the_session_starts(api, t
 
     assert hook_notices(rec) == [
         "hooks: unknown event 'BeforeEverything' (known: PreToolUse, PostToolUse, UserPromptSubmit, Stop, "
-        "SubagentStop, PreCompact, SessionStart, Notification, Elicitation)",
+        "SubagentStop, PreCompact, SessionStart, Notification, Elicitation, PostToolUseFailure, PermissionRequest, "
+        "SubagentStart, SessionEnd, Setup)",
         "hooks.Stop[0].hooks[0]: only \"command\" hooks are supported, not 'prompt'",
         "hooks.PreToolUse[0].hooks[0].timeout: expected a positive number of seconds; using 60",
     ]

@@ -438,7 +438,7 @@ async def test_request_carries_system_prompt_with_environment_and_tools(api, tmp
     assert "Is directory a git repo: No" in system
     assert "Today's date:" in system
     assert [t["name"] for t in body["tools"]] == [
-        "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "TodoWrite", "Agent", "KillShell", "ExitPlanMode",
-        "AskUserQuestion", "Skill", "WebFetch", "web_search"
+        "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "TodoWrite", "Agent", "KillShell",
+        "ExitPlanMode", "AskUserQuestion", "Skill", "WebFetch", "web_search"
     ]
     assert body["stream"] is True

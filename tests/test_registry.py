@@ -10,7 +10,8 @@ from agent_tui.tools.registry import default_tools
 
 def test_the_model_sees_claude_codes_tool_names_in_order():
     assert [t.name for t in default_tools()] == [
-        "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "TodoWrite", "Agent", "KillShell", "ExitPlanMode",
+        "Read", "Glob", "Grep", "Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "TodoWrite", "Agent", "KillShell",
+        "ExitPlanMode",
         "AskUserQuestion", "Skill", "WebFetch", "WebSearch"]
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import events
+    from .command_expansion import CommandExpansionError
     from .events import Event
     from .events import PermissionRequested as PermissionRequest
     from .loop.query import Terminal, TerminalReason
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from .store import SessionInfo, SessionNotFound, list_sessions, replay_events
 
 __all__ = [
+    "CommandExpansionError",
     "ElicitationAnswer",
     "ElicitationForm",
     "Event",
@@ -41,6 +43,8 @@ __all__ = [
 
 _WHERE = {
     "events": (".events", None),
+    # A custom command's `!`-line that may not run (`Session.expand_command`).
+    "CommandExpansionError": (".command_expansion", "CommandExpansionError"),
     "Event": (".events", "Event"),
     "PermissionRequest": (".events", "PermissionRequested"),
     "PermissionAnswer": (".permissions.policy", "PermissionAnswer"),

@@ -1,7 +1,8 @@
 """Claude Code's project files, read so a Claude Code project works unchanged.
 
 - `.claude/commands/**/*.md`: custom slash commands (`/name`, `/dir:name`);
-  the body is the prompt, `$ARGUMENTS` / `$1`... take what follows the name.
+  the body is the prompt, `$ARGUMENTS` / `$1`... take what follows the name, and
+  ``!`command` `` spans are replaced by the command's output (engine/command_expansion.py).
 - `.claude/agents/*.md`: subagent types for the Agent tool; the body is the
   subagent's system prompt.
 - `.mcp.json`: project MCP servers, used once the person approved them
@@ -132,6 +133,11 @@ class CustomCommand:
     # Rules allowed without asking while the command's prompt runs.
     allowed_tools: tuple[str, ...] = ()
     model: str | None = None
+
+    @property
+    def runs_shell(self) -> bool:
+        """Whether the body has ``!`command` `` spans (`Session.expand_command` runs them)."""
+        return "!`" in self.body
 
     def expand(self, arguments: str) -> str:
         """The prompt: `$ARGUMENTS` and `$1`..`$9` replaced; without a placeholder the

@@ -5,7 +5,9 @@ Settings `hooks.<Event>` is a list of `{"matcher": str, "hooks": [{"type": "comm
 its own process group (a timeout or an abort kills all it started), with one JSON
 object on stdin: `session_id`, `transcript_path`, `cwd`, `permission_mode`,
 `hook_event_name` and the event's own fields (`tool_name`, `tool_input`,
-`tool_use_id`, `tool_response`, `prompt`, `stop_hook_active`, `source`, ...).
+`tool_use_id`, `tool_response`, `error`, `prompt`, `stop_hook_active`,
+`last_assistant_message`, `source`, `reason`, `agent_id`, `agent_type`, ...).
+`transcript_path` names a file in Claude Code's transcript shape (engine/hook_transcript.py).
 
 Exit 0 is success: stdout may be a JSON object (`continue`, `stopReason`,
 `decision`, `reason`, `suppressOutput`, `systemMessage`, `hookSpecificOutput`), and
@@ -46,6 +48,29 @@ EVENTS = (
     "Notification",
     # An MCP server asks the person for values: a hook may answer for them (engine/mcp_features.py).
     "Elicitation",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "SubagentStart",
+    "SessionEnd",
+    "Setup",
+)
+# Claude Code's events agent-tui has no moment for: a configuration naming one is told they never run.
+UNSUPPORTED_EVENTS = (
+    "PostCompact",
+    "StopFailure",
+    "PostToolBatch",
+    "PermissionDenied",
+    "UserPromptExpansion",
+    "InstructionsLoaded",
+    "ConfigChange",
+    "CwdChanged",
+    "FileChanged",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "ElicitationResult",
+    "WorktreeCreate",
+    "WorktreeRemove",
 )
 DEFAULT_TIMEOUT = 60.0
 
@@ -54,16 +79,26 @@ STOP_HOOK_BLOCK_CAP = 8
 # Hook output beyond this many characters is cut before it reaches the model or the screen.
 OUTPUT_CAP = 10_000
 # Exit 2 blocks only here; for the other events its stderr is just shown to the user.
-_BLOCKING_EVENTS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "Elicitation"})
+_BLOCKING_EVENTS = frozenset({
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Stop",
+    "SubagentStop", "Elicitation",
+})
 # Where plain stdout of a successful hook is context for the model.
 _STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 # The input field a group's matcher is tested against; other events ignore matchers.
 _MATCH_FIELD = {
     "PreToolUse": "tool_name",
     "PostToolUse": "tool_name",
+    "PostToolUseFailure": "tool_name",
+    "PermissionRequest": "tool_name",
     "PreCompact": "trigger",
     "SessionStart": "source",
     "Elicitation": "mcp_server_name",
+    "SessionEnd": "reason",
+    "Setup": "trigger",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
+    "Notification": "notification_type",
 }
 _DECISION_RANK = {"allow": 1, "ask": 2, "deny": 3}
 _PLAIN_MATCHER = re.compile(r"^[A-Za-z0-9_|]+$")
@@ -112,6 +147,9 @@ class HookOutcome:
     permission_decision: str | None = None
     permission_decision_reason: str = ""
     updated_input: dict[str, Any] | None = None
+    # PermissionRequest: `hookSpecificOutput.decision` ({behavior, updatedInput, updatedPermissions,
+    # message, interrupt}); a deny from any hook wins over an allow.
+    permission_request: dict[str, Any] | None = None
     additional_context: list[str] = field(default_factory=list)
     # Elicitation: a hook's answer ("accept" | "decline" | "cancel") and the values it accepts with.
     elicitation_action: str | None = None
@@ -162,6 +200,9 @@ def parse_hooks(config: Mapping[str, Any] | None) -> tuple[dict[str, list[tuple[
     if not isinstance(config, Mapping):
         return table, ["hooks: expected an object of events"]
     for event, groups in config.items():
+        if event in UNSUPPORTED_EVENTS:
+            problems.append(f"hooks: {event} hooks are not supported by agent-tui; they will not run")
+            continue
         if event not in EVENTS:
             problems.append(f"hooks: unknown event {event!r} (known: {', '.join(EVENTS)})")
             continue
@@ -220,17 +261,19 @@ class HookRunner:
         session_id: str,
         emit: Callable[[ev.Event], None],
         permission_mode: Callable[[], str] = lambda: "default",
-        transcript_path: str = "",
+        transcript_path: str | Callable[[], str] = "",
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.table, self.problems = parse_hooks(config)
         self.cwd = Path(cwd)
         self.session_id = session_id
+        # The path scripts read the conversation from, or what brings that file up to date and names it.
         self.transcript_path = transcript_path
         self._emit = emit
         self._permission_mode = permission_mode
         self._env = {**os.environ, **(env or {}), "CLAUDE_PROJECT_DIR": str(self.cwd)}
         self._background: set[asyncio.Task[HookOutcome]] = set()
+        self._owed: set[asyncio.Task[HookOutcome]] = set()
 
     def commands_for(self, event: str, fields: Mapping[str, Any] | None = None) -> list[HookCommand]:
         """The commands whose matcher accepts this event, each command once (first timeout wins)."""
@@ -269,9 +312,10 @@ class HookRunner:
         if abort is not None and abort.is_set():
             outcome.aborted = True
             return outcome
+        transcript = self.transcript_path
         payload = {
             "session_id": self.session_id,
-            "transcript_path": self.transcript_path,
+            "transcript_path": transcript() if callable(transcript) else transcript,
             "cwd": str(self.cwd),
             "permission_mode": self._permission_mode(),
             "hook_event_name": event,
@@ -288,19 +332,35 @@ class HookRunner:
             self._fold(outcome, label, command, run, parent_tool_use_id)
         return outcome
 
-    def notify(self, message: str, *, parent_tool_use_id: str | None = None) -> None:
+    def notify(
+        self, message: str, *, notification_type: str = "permission_prompt", parent_tool_use_id: str | None = None
+    ) -> None:
         """Notification hooks, in the background: a person is waiting and must not wait for them too."""
-        if not self.has("Notification"):
+        fields = {"message": message, "notification_type": notification_type}
+        if not self.has("Notification", fields):
             return
         task = asyncio.get_running_loop().create_task(
-            self.run("Notification", {"message": message}, parent_tool_use_id=parent_tool_use_id),
+            self.run("Notification", fields, parent_tool_use_id=parent_tool_use_id),
             name="hooks:Notification",
         )
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def run_owed(self, event: str, fields: Mapping[str, Any]) -> None:
+        """Run the hooks in the background without dropping them: `aclose` waits for them (each within
+        its timeout), where background notifications are stopped."""
+        task = asyncio.get_running_loop().create_task(self.run(event, fields), name=f"hooks:{event}")
+        self._owed.add(task)
+        task.add_done_callback(self._owed.discard)
+
+    async def settle(self) -> None:
+        """Wait for the owed hooks (`run_owed`)."""
+        if self._owed:
+            await asyncio.gather(*list(self._owed), return_exceptions=True)
+
     async def aclose(self) -> None:
-        """Stop background hooks (their process groups are killed)."""
+        """Finish owed hooks; stop background ones (their process groups are killed)."""
+        await self.settle()
         tasks = list(self._background)
         for task in tasks:
             task.cancel()
@@ -380,6 +440,8 @@ class HookRunner:
                 outcome.reason = _join(outcome.reason, reason)
                 if event == "PreToolUse":
                     _decide(outcome, "deny", reason)
+                elif event == "PermissionRequest":
+                    outcome.permission_request = {"behavior": "deny", "message": reason}
             else:
                 tell(f"{label} hook: {reason}")
             return
@@ -434,6 +496,8 @@ class HookRunner:
             outcome.elicitation_action = specific["action"]
             content = specific.get("content")
             outcome.elicitation_content = content if isinstance(content, dict) else None
+        if event == "PermissionRequest":
+            _decide_request(outcome, specific.get("decision"))
         context = specific.get("additionalContext")
         if isinstance(context, str) and context.strip():
             outcome.additional_context.append(_cap(context.strip()))
@@ -459,6 +523,40 @@ def _decide(outcome: HookOutcome, decision: str, reason: str) -> None:
         outcome.permission_decision_reason = reason
     elif decision == current and reason:
         outcome.permission_decision_reason = _join(outcome.permission_decision_reason, reason)
+
+
+def permission_suggestions(rule: str | None) -> list[dict[str, Any]]:
+    """The rule a permission prompt would offer for "always", in Claude Code's permission-update shape."""
+    if not rule:
+        return []
+    name, _, rest = rule.partition("(")
+    entry: dict[str, Any] = {"toolName": name}
+    if rest.endswith(")"):
+        entry["ruleContent"] = rest[:-1]
+    return [{"type": "addRules", "rules": [entry], "behavior": "allow", "destination": "localSettings"}]
+
+
+def rules_to_add(updates: Any) -> list[tuple[str, str]]:
+    """(rule, destination) of every allow rule a hook's `updatedPermissions` adds."""
+    found: list[tuple[str, str]] = []
+    for update in updates if isinstance(updates, list) else []:
+        if not isinstance(update, dict) or update.get("type") != "addRules" or update.get("behavior") != "allow":
+            continue
+        for rule in update.get("rules") or []:
+            if isinstance(rule, dict) and isinstance(rule.get("toolName"), str):
+                content = rule.get("ruleContent")
+                text = f"{rule['toolName']}({content})" if isinstance(content, str) and content else rule["toolName"]
+                found.append((text, str(update.get("destination") or "session")))
+    return found
+
+
+def _decide_request(outcome: HookOutcome, decision: Any) -> None:
+    """Fold one PermissionRequest hook's `decision` in: deny beats allow."""
+    if not isinstance(decision, dict) or decision.get("behavior") not in ("allow", "deny"):
+        return
+    current = outcome.permission_request
+    if current is None or (current.get("behavior") == "allow" and decision["behavior"] == "deny"):
+        outcome.permission_request = dict(decision)
 
 
 def _kill_group(pgid: int) -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from .context.window import (
     context_breakdown,
     count_tokens,
 )
+from .hook_transcript import HookTranscript
 from .hooks import DEFAULT_TIMEOUT as DEFAULT_HOOK_TIMEOUT
 from .hooks import HookCallback, HookCommand, HookRunner, context_text, hook_label
 from .loop.attempts import RetryPolicy
@@ -215,8 +217,12 @@ class Session:
             session_id=self.session_id,
             emit=self.bus.publish,
             permission_mode=lambda: self.policy.mode,
+            transcript_path=self._hook_transcript_path,
             env=self.options.settings.env,
         )
+        # The conversation in Claude Code's transcript shape, for hook scripts (None: no hooks yet).
+        self._hook_transcript: HookTranscript | None = None
+        self._hook_scratch: str | None = None
         # SessionStart hooks still to run and why ("startup" | "resume" | "clear"); their context rides
         # with the next prompt.
         self._session_start_source: str | None = "resume" if history else "startup"
@@ -518,7 +524,12 @@ class Session:
 
     def clear(self) -> None:
         """Forget the conversation.  A persisted session continues as a new session
-        (new id, new transcript); the old one stays resumable."""
+        (new id, new transcript); the old one stays resumable.  The SessionEnd hooks ("clear")
+        see the conversation that ends."""
+        if self.hooks.has("SessionEnd", {"reason": "clear"}):
+            ending = {"reason": "clear", "session_id": self.session_id, "transcript_path": self._hook_transcript_path()}
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing can run them
+                self.hooks.run_owed("SessionEnd", ending)
         self.history = []
         self.tool_state.clear()
         self.tool_state["background_shells"] = self._background_shells
@@ -587,10 +598,33 @@ class Session:
         store.on_error = lambda message: self.bus.publish(ev.Notice(kind="error", message=message))
         self._detach_store = self.bus.add_listener(store.record_event)
         self.hooks.session_id = self.session_id
-        self.hooks.transcript_path = str(store.path)
+
+    def _hooks_transcript(self) -> HookTranscript | None:
+        """The transcript hook scripts read (engine/hook_transcript.py); None while no hook is configured."""
+        if not self.hooks.table:
+            return None
+        kept = self._hook_transcript
+        if kept is None or kept.session_id != self.session_id:
+            if self.store is not None:
+                path = self.store.assets_dir / "transcript.jsonl"
+            else:
+                self._hook_scratch = self._hook_scratch or tempfile.mkdtemp(prefix="agent-tui-hooks-")
+                path = Path(self._hook_scratch) / f"{self.session_id}.jsonl"
+            kept = self._hook_transcript = HookTranscript(path, session_id=self.session_id, cwd=self.cwd)
+        return kept
+
+    def _hook_transcript_path(self) -> str:
+        kept = self._hooks_transcript()
+        if kept is None:
+            return ""
+        if not self._running:  # between prompts (SessionStart, /clear): the history is the conversation
+            kept.sync(self.history)
+        return kept.ensure()
 
     def _persist(self, message: Message) -> None:
         """A message the loop completed: on disk now, fsynced when a model turn ends."""
+        if self._hook_transcript is not None:
+            self._hook_transcript.append(message)
         store = self.store
         if store is None:
             return
@@ -838,9 +872,14 @@ class Session:
         self._watcher = ReadStateWatcher(self.tool_state, self.cwd, debounce_ms=50)
         await self._watcher.start()
 
-    async def aclose(self) -> None:
-        """Kill background commands; release the model client's connections, stop the file
-        watcher and the MCP servers."""
+    async def aclose(self, reason: str = "other") -> None:
+        """Run the SessionEnd hooks (`reason`: Claude Code's, "prompt_input_exit" when the person
+        quits the TUI, "other" otherwise); stop background agents, kill background commands;
+        release the model client's connections, stop the file watcher and the MCP servers."""
+        await self.hooks.settle()  # a /clear's SessionEnd first
+        if self.hooks.has("SessionEnd", {"reason": reason}):
+            with contextlib.suppress(Exception):
+                await self.hooks.run("SessionEnd", {"reason": reason})
         await self.background_agents.aclose()
         shells = list(self._background_shells.values())
         await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
@@ -857,6 +896,8 @@ class Session:
         await self.hooks.aclose()
         if self.store is not None:
             self.store.close()
+        if self._hook_scratch is not None:
+            shutil.rmtree(self._hook_scratch, ignore_errors=True)
         await self.model.aclose()
 
     async def run_subagent(self, agent: AgentDefinition, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -937,18 +978,38 @@ class Session:
         await self._start_watcher()
         queued = self._lock.locked()
         async with self._lock:
-            entries = []
-            for rule in allowed_tools:
-                try:
-                    entries.append(self.policy.add_rule(rule, source="command"))
-                except ValueError as exc:
-                    self.bus.publish(ev.Notice(kind="error", message=f"allowed-tools rule {rule!r} ignored: {exc}"))
-            try:
+            with self._rules_allowed(allowed_tools):
                 return await self._run(prompt, queued, prompt_id or str(uuid.uuid4()))
-            finally:
-                for entry in entries:
-                    with contextlib.suppress(KeyError):
-                        self.policy.remove_rule(entry)
+
+    async def expand_command(self, command: CustomCommand, arguments: str = "") -> str:
+        """A custom command's prompt: its arguments filled in, then each ``!`cmd` `` run (under its
+        `allowed-tools` and the permission rules, asking when they ask) and replaced by the output.
+        `CommandExpansionError` when a line may not run; nothing is sent then."""
+        from .command_expansion import expand_shell_spans
+
+        text = command.expand(arguments)
+        if not command.runs_shell:
+            return text
+        bash = next((t for t in self.tools if t.name == "Bash"), None)
+        with self._rules_allowed(command.allowed_tools):
+            return await expand_shell_spans(text, command_name=command.name, bash=bash, policy=self.policy,
+                                            cwd=self.cwd, make_context=self.make_context, emit=self.bus.publish)
+
+    @contextlib.contextmanager
+    def _rules_allowed(self, rules: Sequence[str]) -> Iterator[None]:
+        """`rules` allowed while the block runs (a custom command's `allowed-tools`)."""
+        entries = []
+        for rule in rules:
+            try:
+                entries.append(self.policy.add_rule(rule, source="command"))
+            except ValueError as exc:
+                self.bus.publish(ev.Notice(kind="error", message=f"allowed-tools rule {rule!r} ignored: {exc}"))
+        try:
+            yield
+        finally:
+            for entry in entries:
+                with contextlib.suppress(KeyError):
+                    self.policy.remove_rule(entry)
 
     def _query_params(
         self, messages: list[Message], usage: dict[str, int], by_model: dict[str, dict[str, int]]
@@ -1008,6 +1069,8 @@ class Session:
         messages = list(self.history) + [user_message(content)]
         usage: dict[str, int] = {}
         by_model: dict[str, dict[str, int]] = {}
+        if (kept := self._hooks_transcript()) is not None:
+            kept.sync(self.history)
         try:
             dropped = None if notification else await self._prompt_hooks(text, messages)
             if dropped is None:
@@ -1034,6 +1097,8 @@ class Session:
         self._tracked_history = terminal.messages
         if self.store is not None:
             self.store.sync(history)
+        if self._hook_transcript is not None:
+            self._hook_transcript.sync(history)
         self.turns += terminal.turns
         self.add_usage_totals(usage, by_model)
         self.last_terminal = terminal
@@ -1061,6 +1126,21 @@ class Session:
         if self.hooks.has("SessionStart", {"source": source}):
             self._session_start = asyncio.get_running_loop().create_task(self._session_start_hooks(source))
         self._session_start_source = None
+
+    async def setup(self, trigger: str, *, start: bool = False) -> None:
+        """Setup hooks (`--init`: "init", `--maintenance`: "maintenance"), before the first prompt;
+        what they add to the context rides with it.  `start`: the SessionStart hooks too, now
+        (`--init-only`, which sends no prompt)."""
+        fields = {"trigger": trigger}
+        if self.hooks.has("Setup", fields):
+            outcome = await self.hooks.run("Setup", fields)
+            label = hook_label("Setup", fields)
+            self._hook_context.extend(context_text(label, c) for c in outcome.additional_context)
+        if start:
+            self._begin_session_start()
+            if self._session_start is not None:
+                task, self._session_start = self._session_start, None
+                await task
 
     async def _session_start_hooks(self, source: str) -> None:
         fields = {"source": source}

@@ -139,6 +139,10 @@ class Tool(Protocol):
         """What the session says at start when the tool cannot run sandboxed (None: nothing)."""
         ...
 
+    def hook_response(self, input: dict[str, Any], result: ToolResult, text: str) -> dict[str, Any]:
+        """PostToolUse hooks' `tool_response`: the result in the keys Claude Code's tool gives them."""
+        ...
+
 
 class BaseTool:
     """Defaults for the optional parts of the protocol (fail closed)."""
@@ -177,6 +181,9 @@ class BaseTool:
 
     def unsandboxed_warning(self) -> str | None:
         return None
+
+    def hook_response(self, input: dict[str, Any], result: ToolResult, text: str) -> dict[str, Any]:
+        return {"result": text, **result.data}
 
 
 class ReadOnlyTool(BaseTool):

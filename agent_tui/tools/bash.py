@@ -139,6 +139,20 @@ class BashTool(BaseTool):
         """What the session says at start when Bash cannot be sandboxed."""
         return sandbox.unsandboxed_warning(self.sandbox)
 
+    def hook_response(self, input: dict[str, Any], result: ToolResult, text: str) -> dict[str, Any]:
+        """Claude Code's Bash keys.  The command's stderr is read together with its stdout (in the
+        order they were written), so all of it is under `stdout`."""
+        data = result.data
+        response: dict[str, Any] = {
+            "stdout": data.get("stdout", text) if "background_id" not in data else "",
+            "stderr": "",
+            "interrupted": False,
+            "isImage": False,
+        }
+        if "background_id" in data:
+            response["backgroundTaskId"] = data["background_id"]
+        return response
+
     def is_read_only(self, input: dict[str, Any]) -> bool:
         command = input.get("command")
         return isinstance(command, str) and not input.get("run_in_background") and is_read_only_command(command)

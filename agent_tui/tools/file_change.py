@@ -1,4 +1,5 @@
-"""Write, Edit and MultiEdit's shared shape: plan a change, show its diff, commit it (and record the write)."""
+"""Write, Edit, MultiEdit and NotebookEdit's shared shape: plan a change, show its diff, commit it
+(and record the write)."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ async def commit_in_editor(change: PlannedChange, ctx: ToolContext, target: Path
 
 
 class FileChangeTool(BaseTool, abc.ABC):
-    """Write, Edit and MultiEdit: plan a change, show its diff, commit it.
+    """Write, Edit, MultiEdit and NotebookEdit: plan a change, show its diff, commit it.
 
     `plan` raises FileToolError with the result text when the change cannot
     be made; it runs in `validate` (before the permission prompt), in
@@ -135,6 +136,14 @@ class FileChangeTool(BaseTool, abc.ABC):
             return ""
         cwd = self._cwd if self._cwd is not None else Path.cwd()
         return shown_path(resolve_path(file_path, cwd), cwd, home=False)
+
+    def hook_response(self, input: dict[str, Any], result: ToolResult, text: str) -> dict[str, Any]:
+        """Claude Code's keys that hook scripts read (`filePath`, `type`, `success`), then ours."""
+        data = result.data
+        response: dict[str, Any] = {"filePath": data.get("path", ""), "success": not result.is_error}
+        if "created" in data:
+            response["type"] = "create" if data["created"] else "update"
+        return {**response, "result": text, **data}
 
     async def validate(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
         try:

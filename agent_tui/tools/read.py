@@ -1,5 +1,6 @@
 """Read: a text file as `cat -n` numbered lines, a window of it at a time; an image as an
-`image` block and a PDF as a `document` block (tools/media.py)."""
+`image` block and a PDF as a `document` block (tools/media.py); a notebook as its cells and
+outputs (tools/notebook.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from agent_tui.tools.media import (
     pdf_document_block,
     unsendable_note,
 )
+from agent_tui.tools.notebook import NotebookError, is_notebook_path, notebook_blocks, parse_notebook
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -56,6 +58,8 @@ recommended to read the whole file by not providing these parameters.
 - This tool reads files, not directories. To list a directory, use the Bash tool with `ls` or the Glob tool.
 - This tool allows you to read images (PNG, JPEG, GIF, WebP). When reading an image file the contents are \
 presented visually.
+- This tool can read Jupyter notebooks (.ipynb files) and returns all cells with their outputs, \
+combining code, text, and visualizations.
 - This tool can read PDF files (.pdf). For large PDFs (more than 10 pages), you MUST provide the pages \
 parameter to read specific page ranges (e.g., pages: "1-5"). Maximum 20 pages per request.
 - Other binary files cannot be read.
@@ -131,6 +135,11 @@ class ReadTool(ReadOnlyTool):
         if is_image_path(path) or is_pdf_path(path):
             yield await asyncio.to_thread(_read_media, path, input.get("pages"))
             return
+        if is_notebook_path(path):
+            notebook = await asyncio.to_thread(_read_notebook, path, ctx)
+            if notebook is not None:
+                yield notebook
+                return
         start = max(input.get("offset") or 1, 1)
         limit = input.get("limit") or DEFAULT_LIMIT
         try:
@@ -183,6 +192,24 @@ def _read_media(path: Path, pages: str | None) -> ToolResult:
     except OSError as exc:
         return ToolResult(f"Could not read {path}: {exc.strerror or exc}", is_error=True)
     return ToolResult([image.block], data={"path": str(path), "media": image.describe()})
+
+
+def _read_notebook(path: Path, ctx: ToolContext) -> ToolResult | None:
+    """A notebook as its cells with their outputs (tools/notebook.py); None when the file is not
+    one after all (it is then read as text)."""
+    try:
+        mtime = path.stat().st_mtime
+        with open_regular(path) as f:
+            raw = f.read()
+        notebook = parse_notebook(raw.decode("utf-8", errors="replace"))
+    except (OSError, NotebookError):
+        return None
+    record_read(ctx.state, path, raw, False, mtime=mtime)
+    blocks = notebook_blocks(notebook, path)
+    images = sum(1 for b in blocks if b.get("type") == "image")
+    data = {"path": str(path), "cells": len(notebook["cells"]), "images": images,
+            "excerpt": "\n".join(b["text"] for b in blocks if b.get("type") == "text")[:2000]}
+    return ToolResult(blocks, data=data)
 
 
 def _looks_binary(path: Path) -> bool:

@@ -14,6 +14,7 @@ from agent_tui.tools.exit_plan import ExitPlanModeTool
 from agent_tui.tools.glob import GlobTool
 from agent_tui.tools.grep import GrepTool
 from agent_tui.tools.multiedit import MultiEditTool
+from agent_tui.tools.notebook import NotebookEditTool
 from agent_tui.tools.read import ReadTool
 from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tools.skill import SkillTool
@@ -40,6 +41,7 @@ def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> 
         EditTool(cwd=cwd),
         MultiEditTool(cwd=cwd),
         WriteTool(cwd=cwd),
+        NotebookEditTool(cwd=cwd),
         TodoWriteTool(),
         AgentTool(),
         KillShellTool(),

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from ..engine import Session
     from ..engine import events as ev
+    from ..engine.claude_files import CustomCommand
     from .bridge import Bridge, EngineEvents
     from .commands import SlashCommand
     from .mentions import Prompt
@@ -402,13 +403,27 @@ class AgentApp(App[int], inherit_bindings=False):
         found = find_command(self.session.custom_commands, text)
         if found is not None:
             command, arguments = found
-            self.submit_prompt(command.expand(arguments), allowed_tools=command.allowed_tools)
+            if command.runs_shell:
+                # Its `!`-lines run first (they may ask); the prompt follows with their output.
+                self.run_worker(self._expand_command(command, arguments), group="command", exit_on_error=False)
+            else:
+                self.submit_prompt(command.expand(arguments), allowed_tools=command.allowed_tools)
             return
         word = text.strip().split(maxsplit=1)[0]
         if word.startswith("/") and word[1:].replace("-", "").isalpha():
             self.say(f"Unknown command {word} — /help lists the commands", kind="error")
             return
         self.submit_prompt(text)
+
+    async def _expand_command(self, command: CustomCommand, arguments: str) -> None:
+        from ..engine import CommandExpansionError
+
+        try:
+            text = await self.session.expand_command(command, arguments)
+        except CommandExpansionError as exc:
+            self.say(str(exc), kind="error")
+            return
+        self.submit_prompt(text, allowed_tools=command.allowed_tools)
 
     def submit_prompt(self, text: str, *, allowed_tools: tuple[str, ...] = ()) -> None:
         """Send a prompt now, or after the running turn (it shows as queued meanwhile).
@@ -532,7 +547,7 @@ class AgentApp(App[int], inherit_bindings=False):
         if self._bridge is not None:
             self._bridge.close()
         try:
-            await asyncio.wait_for(self.session.aclose(), 5.0)
+            await asyncio.wait_for(self.session.aclose(reason="prompt_input_exit"), 5.0)
         except Exception as exc:  # shutting down: report, never raise
             self.log.error(f"closing the session failed: {exc!r}")
 

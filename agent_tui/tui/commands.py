@@ -553,6 +553,7 @@ KEYS: tuple[KeyCommand, ...] = (
     KeyCommand(("input.submit",), "send (queued while a turn runs)"),
     KeyCommand(("input.newline",), "newline"),
     KeyCommand(("input.history_previous", "input.history_next"), "prompt history"),
+    KeyCommand(("input.paste",), "paste; an image copied to the clipboard is attached"),
     KeyCommand(("app.abort",), "stop the running turn or `/compact`", palette=("Stop", "Stop the running turn")),
     KeyCommand(("app.interrupt",), "stop; twice within 2 s quits"),
     KeyCommand(("app.quit",), "quit"),

@@ -12,6 +12,7 @@ history stays valid.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,11 +21,13 @@ from typing import Any
 from ...tools.base import Progress, TodoList, Tool, ToolContext, ToolResult, one_line, validate_input
 from .. import events as ev
 from ..bus import child_emitter
-from ..hooks import HookOutcome, HookRunner, context_text, hook_label
+from ..hooks import HookOutcome, HookRunner, context_text, hook_label, permission_suggestions, rules_to_add
 from ..messages import REJECT_MESSAGE, tool_result_block, valid_utf8
 from ..permissions.policy import Decision, PermissionAnswer, PermissionPolicy
 
 INTERRUPTED_BY_USER = "Interrupted by user"
+# The policy's refusals made only because nobody could be asked (print mode, dontAsk).
+_UNANSWERED = ("non_interactive", "dont_ask")
 # Bounds memory only: before a request, the context pipeline (engine/context/pipeline.py) saves
 # results over their tool's cap to a file and sends a preview and the path instead.
 RESULT_CHAR_CAP = 2_000_000
@@ -285,7 +288,9 @@ class StreamingToolExecutor:
         if isinstance(content, str) and not content:
             content = f"({t.name} completed with no output)"
         if not result.is_error:
-            await self._post_tool_use(t, content, result)
+            await self._post_tool_use(t, tool, content, result)
+        else:
+            await self._post_tool_use_failure(t, content, ctx)
         content = _with_context(content, t.hook_context)
         self._finish(t, content, result.is_error, "error" if result.is_error else "done", result.data)
         if result.ends_turn:
@@ -327,15 +332,29 @@ class StreamingToolExecutor:
                 self._finish(t, f"{problem} (in the input a {label} hook rewrote)", True, "error")
         return outcome
 
-    async def _post_tool_use(self, t: TrackedTool, content: Any, result: ToolResult) -> None:
+    async def _post_tool_use(self, t: TrackedTool, tool: Tool, content: Any, result: ToolResult) -> None:
         """PostToolUse hooks: the tool already ran, so they can only talk to the model or stop the query."""
-        fields = {"tool_name": t.name, "tool_input": t.input, "tool_use_id": t.id}
+        fields: dict[str, Any] = {"tool_name": t.name, "tool_input": t.input, "tool_use_id": t.id}
         if self._hooks is None or not self._hooks.has("PostToolUse", fields):
             return
         text = content if isinstance(content, str) else _blocks_text(content)
-        fields["tool_response"] = {"result": text, **result.data}
-        outcome = await self._hooks.run("PostToolUse", fields, parent_tool_use_id=self._options.parent_tool_use_id)
-        label = hook_label("PostToolUse", fields)
+        respond = getattr(tool, "hook_response", None)  # a tool outside BaseTool may not have one
+        fields["tool_response"] = respond(t.input, result, text) if respond else {"result": text, **result.data}
+        await self._after_tool("PostToolUse", t, fields)
+
+    async def _post_tool_use_failure(self, t: TrackedTool, content: Any, ctx: ToolContext) -> None:
+        """PostToolUseFailure hooks: the call failed (or was interrupted); they may talk to the model."""
+        fields: dict[str, Any] = {"tool_name": t.name, "tool_input": t.input, "tool_use_id": t.id}
+        if self._hooks is None or not self._hooks.has("PostToolUseFailure", fields):
+            return
+        fields["error"] = content if isinstance(content, str) else _blocks_text(content)
+        fields["is_interrupt"] = ctx.abort.is_set()
+        await self._after_tool("PostToolUseFailure", t, fields)
+
+    async def _after_tool(self, event: str, t: TrackedTool, fields: dict[str, Any]) -> None:
+        assert self._hooks is not None
+        outcome = await self._hooks.run(event, fields, parent_tool_use_id=self._options.parent_tool_use_id)
+        label = hook_label(event, fields)
         if outcome.blocked:
             t.hook_context.append(f"{label} hook feedback:\n{outcome.reason}")
         t.hook_context.extend(context_text(label, c) for c in outcome.additional_context)
@@ -352,7 +371,10 @@ class StreamingToolExecutor:
             # The person already said no in this turn: do not ask again.
             self._finish(t, REJECT_MESSAGE, True, "rejected")
             return False
-        if decision.behavior == "deny":
+        unanswered = decision.behavior == "deny" and decision.reason in _UNANSWERED
+        hooked = await self._permission_request_hooks(t, decision) if decision.behavior == "ask" or unanswered \
+            else None
+        if decision.behavior == "deny" and hooked is None:
             self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
             self._finish(t, decision.message or REJECT_MESSAGE, True, "rejected")
             return False
@@ -360,7 +382,7 @@ class StreamingToolExecutor:
         ctx.pinned = pin(t.input, ctx, decision.resolved) if pin is not None else None
         if decision.behavior == "allow":
             return True
-        answer = await self._ask(t, tool, decision)
+        answer = hooked or await self._ask(t, tool, decision)
         rule = decision.suggested_rule if answer.remember and answer.behavior == "allow" else None
         if rule:
             self._policy.remember(rule)
@@ -374,6 +396,8 @@ class StreamingToolExecutor:
                 feedback=answer.feedback,
             )
         )
+        if answer.behavior != "allow" and hooked is not None:
+            self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
         if answer.behavior == "allow":
             if answer.updated_input is not None and answer.updated_input != t.input:
                 t.updated_input = answer.updated_input
@@ -383,7 +407,8 @@ class StreamingToolExecutor:
                     return False
                 # The rules still apply to the new input, and the pin follows where it now points.
                 again = self._policy.decide_call(tool, t.input, cwd=ctx.cwd, hook=pre)
-                if again.behavior == "deny":
+                # A hook answered where nobody could: only a refusal of its own kind stands.
+                if again.behavior == "deny" and not (hooked and again.reason in _UNANSWERED):
                     self._options.denials.append(PermissionDenial(t.name, t.id, t.input))
                     self._finish(t, again.message or REJECT_MESSAGE, True, "rejected")
                     return False
@@ -404,6 +429,34 @@ class StreamingToolExecutor:
         if not answer.feedback:
             self._reject_rest()
         return False
+
+    async def _permission_request_hooks(self, t: TrackedTool, decision: Decision) -> PermissionAnswer | None:
+        """PermissionRequest hooks, where a person would be asked (or nobody could be): their
+        allow or deny answers for the person; None when none decided."""
+        fields: dict[str, Any] = {"tool_name": t.name, "tool_input": t.input}
+        if self._hooks is None or not self._hooks.has("PermissionRequest", fields):
+            return None
+        fields["permission_suggestions"] = permission_suggestions(decision.suggested_rule)
+        parent = self._options.parent_tool_use_id
+        outcome = await self._hooks.run("PermissionRequest", fields, parent_tool_use_id=parent)
+        verdict = outcome.permission_request
+        if verdict is None:
+            return None
+        label = hook_label("PermissionRequest", fields)
+        if verdict["behavior"] == "allow":
+            for rule, destination in rules_to_add(verdict.get("updatedPermissions")):
+                with contextlib.suppress(ValueError, OSError):
+                    if destination == "localSettings":
+                        self._policy.remember(rule)
+                    else:
+                        self._policy.add_rule(rule, source="session")
+            updated = verdict.get("updatedInput")
+            return PermissionAnswer("allow", updated_input=updated if isinstance(updated, dict) else None)
+        if verdict.get("interrupt") is True:
+            self.rejected = True  # as a person's plain no: nothing else of this turn starts
+        message = verdict.get("message")
+        return PermissionAnswer("deny", message=f"{label} hook denied this tool call: "
+                                + (message if isinstance(message, str) and message else "no reason given"))
 
     async def _ask(self, t: TrackedTool, tool: Tool, decision: Decision) -> PermissionAnswer:
         """Publish the question (with the change's diff) and wait for the front end's answer."""

@@ -175,6 +175,8 @@ class QueryParams:
     context_window: int | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     parent_tool_use_id: str | None = None
+    # A subagent's type (its SubagentStop hooks match on it).
+    agent_type: str | None = None
     executor_options: ExecutorOptions | None = None
     hooks: HookRunner | None = None
     # Totals across every request of this query (for the result object).
@@ -678,7 +680,7 @@ class _Query:
     async def stop_or_continue(self, state: State, messages: list[Message]) -> State | Terminal:
         """Where the model stopped: the stop hooks may end the query, let it complete, or
         block the stop with feedback that becomes the next turn's instruction."""
-        stop = await self.stop_hooks(state)
+        stop = await self.stop_hooks(state, messages)
         if stop is not None and stop.prevent_continuation:
             text = stop.stop_reason or f"A {stop.event} hook ended the query"
             self.emit(ev.Notice(kind="hook", message=text))
@@ -727,15 +729,22 @@ class _Query:
     def reloaded_system(self, current: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
         return self.params.reload_system() if self.params.reload_system is not None else current
 
-    async def stop_hooks(self, state: State) -> HookOutcome | None:
+    async def stop_hooks(self, state: State, messages: list[Message]) -> HookOutcome | None:
         """Stop hooks (SubagentStop in a subagent) where the loop would complete; None when none ran."""
         params = self.params
         if params.hooks is None:
             return None
-        event = "SubagentStop" if params.parent_tool_use_id else "Stop"
+        fields: dict[str, Any] = {
+            "stop_hook_active": state.stop_hook_active,
+            "last_assistant_message": _last_text(messages),
+        }
+        event = "Stop"
+        if params.parent_tool_use_id:
+            event = "SubagentStop"
+            fields.update(agent_id=params.parent_tool_use_id, agent_type=params.agent_type or "")
         outcome = await params.hooks.run(
             event,
-            {"stop_hook_active": state.stop_hook_active},
+            fields,
             abort=params.abort,
             parent_tool_use_id=params.parent_tool_use_id,
         )

@@ -20,7 +20,8 @@ from typing import Any
 
 from ...tools.agent import GENERAL_PURPOSE, AgentDefinition, AgentTool
 from ...tools.base import ToolContext, ToolResult
-from ..messages import user_message
+from ..hooks import context_text, hook_label
+from ..messages import Message, text_block, user_message
 from ..models.base import DEFAULT_MODEL, ModelClient
 from .executor import ExecutorOptions
 from .query import QueryParams, Terminal, TerminalReason, query
@@ -82,6 +83,16 @@ async def run_subagent(
     return ToolResult(text, is_error=True, data=data, ends_turn=refused)
 
 
+async def _subagent_start(parent: QueryParams, agent_type: str, agent_id: str, prompt: str) -> Message:
+    """The subagent's first message: its prompt, with what SubagentStart hooks add to its context."""
+    fields = {"agent_id": agent_id, "agent_type": agent_type}
+    if parent.hooks is None or not parent.hooks.has("SubagentStart", fields):
+        return user_message(prompt)
+    outcome = await parent.hooks.run("SubagentStart", fields, parent_tool_use_id=agent_id)
+    label = hook_label("SubagentStart", fields)
+    return user_message([text_block(prompt), *(text_block(context_text(label, c)) for c in outcome.additional_context)])
+
+
 async def _run_query(
     parent: QueryParams,
     agent: AgentDefinition,
@@ -111,9 +122,11 @@ async def _run_query(
     # The permission denials it adds to and the clock its tool durations are measured with.
     inherited = parent.executor_options or ExecutorOptions()
     # Derived from the parent's, so every setting it does not change is inherited (limits, budget, hooks, ...).
+    prompt = await _subagent_start(parent, agent.name, tool_use_id, input["prompt"])
     params = dataclasses.replace(
         parent,
-        messages=[user_message(input["prompt"])],
+        messages=[prompt],
+        agent_type=agent.name,
         tools=tools,
         abort=abort,
         make_context=make_context,

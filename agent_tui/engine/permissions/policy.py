@@ -710,19 +710,20 @@ class PermissionPolicy:
 
     def _ask(self, name: str, message: str, suggestion: str | None = None, reason: str = "default",
              *, danger: str | None = None) -> Decision:
+        if suggestion is not None and has_hidden(suggestion) or danger:
+            suggestion = None  # a rule nobody can read as written is never proposed
+        # Where nobody can be asked the rule is still named: PermissionRequest hooks are offered it.
         if not self.interactive:
             return Decision(
                 "deny", f"Permission to use {name} was not granted (non-interactive mode): {message}",
-                danger=danger, reason="non_interactive",
+                danger=danger, suggested_rule=suggestion, reason="non_interactive",
             )
         if self.mode == "dontAsk":
             return Decision(
                 "deny", f"Permission to use {name} was not granted (dontAsk mode runs only pre-approved tools): "
-                f"{message}", danger=danger, reason="dont_ask",
+                f"{message}", danger=danger, suggested_rule=suggestion, reason="dont_ask",
             )
-        if suggestion is not None and has_hidden(suggestion):
-            suggestion = None  # a rule nobody can read as written is never proposed
-        return Decision("ask", message, danger=danger, suggested_rule=None if danger else suggestion, reason=reason)
+        return Decision("ask", message, danger=danger, suggested_rule=suggestion, reason=reason)
 
     # ------------------------------------------------------------ internals
 

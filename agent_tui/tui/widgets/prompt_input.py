@@ -9,6 +9,7 @@ the highlighted one, Esc closes the menu.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ class PromptInput(TextArea):
         Binding("pagedown", "app.scroll_transcript('page_down')", "Scroll down", show=False, id="input.page_down"),
         Binding("home", "home", "Top", show=False, id="input.home"),
         Binding("end", "end", "Bottom", show=False, id="input.end"),
+        # An image on the system clipboard attaches (tui/clipboard.py); otherwise the usual paste.
+        Binding("ctrl+v", "paste_clipboard", "Paste", show=False, id="input.paste"),
     ]
 
     class Submitted(Message):
@@ -81,6 +84,27 @@ class PromptInput(TextArea):
         self._menu: CompletionMenu | None = None
         # `@server:uri` completions for what follows `@`: (mention, what it is); the app sets it.
         self.resource_mentions: Callable[[str], list[tuple[str, str]]] = lambda partial: []
+
+    # ------------------------------------------------------------ clipboard images
+
+    def action_paste_clipboard(self) -> None:
+        self.run_worker(self._paste_clipboard(), group="paste", exclusive=True, exit_on_error=False)
+
+    async def _paste_clipboard(self) -> None:
+        """The clipboard's image goes in as the path of the file it was saved to, which attaches it
+        when sent (as a pasted image path does); with no image, or no clipboard tool, Ctrl+V pastes
+        as TextArea does."""
+        from ..clipboard import clipboard_image, clipboard_tools, save_pasted_image
+
+        data = await clipboard_image() if clipboard_tools() else None
+        if not data:
+            self.action_paste()
+            return
+        path = await asyncio.to_thread(save_pasted_image, data)
+        word = f"'{path}'" if " " in str(path) else str(path)
+        row, column = self.cursor_location
+        before = self.document.get_line(row)[:column]
+        self.insert(("" if not before or before.endswith(" ") else " ") + word + " ")
 
     # ------------------------------------------------------------ menu
 
