@@ -60,6 +60,11 @@ TICK = 1 / 8  # live elapsed times and spinners
 MIN_TRANSCRIPT = 100  # the timeline opens as a pane only when the transcript keeps this many columns
 
 
+# A resumed session's stored events are applied in batches; the loop is handed back (keys taken,
+# frames drawn) after at most this many seconds of them.
+REPLAY_BATCH = 40
+REPLAY_SLICE = 0.01
+
 # Seconds within which a second Esc, with nothing running, opens /rewind.
 DOUBLE_ESCAPE = 0.8
 
@@ -278,8 +283,9 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def _begin(self) -> None:
         self.session.start()
-        # A resumed conversation is drawn first; a prompt given on the command line follows it.
-        self.call_later(self._replay_resumed)
+        # A resumed conversation is drawn first; a prompt given on the command line follows it.  In a
+        # worker: keys typed meanwhile reach the input at once.
+        self.run_worker(self._replay_resumed(), name="resume", group="resume", exit_on_error=False)
 
     def _mcp_json_answered(self, choice: str | None) -> None:
         """Remember the answer where Claude Code keeps it (local settings); approved servers start with the session."""
@@ -706,18 +712,37 @@ class AgentApp(App[int], inherit_bindings=False):
         self.apply_layout()
 
     async def replay(self, events: list) -> None:
-        """Rebuild the view of a resumed session from its stored events, through the same
-        handlers live events take (never via the bus: the store would write them again)."""
+        """Apply stored (or made-up) events through the same handlers live events take
+        (never via the bus: the store would write them again)."""
         from .bridge import EngineEvents
 
         await self.on_engine_events(EngineEvents(events, asyncio.Event()))
+
+    async def load_history(self, events: list) -> None:
+        """Rebuild the view of a resumed session from its stored events.  The transcript
+        records them as data and mounts only the last screen at the end; the loop is handed
+        back between batches, so keys typed meanwhile are taken."""
+        transcript = self.transcript
+        transcript.loading = self.timeline.loading = True
+        try:
+            handed_back = time.perf_counter()
+            for start in range(0, len(events), REPLAY_BATCH):
+                await self.replay(events[start : start + REPLAY_BATCH])
+                if time.perf_counter() - handed_back > REPLAY_SLICE:
+                    await asyncio.sleep(0)
+                    handed_back = time.perf_counter()
+        finally:
+            transcript.show_tail()
+            self.timeline.finish_loading()
+            self.apply_layout()
+            self.conversation.refresh_strip()
 
     async def _replay_resumed(self) -> None:
         from ..engine.store import replay_events
 
         transcript = self.session.transcript
         if transcript is not None and self.session.history:
-            await self.replay(replay_events(transcript))
+            await self.load_history(replay_events(transcript))
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
             if self.session.fork_notice:
                 self.say(self.session.fork_notice, kind="error")

@@ -51,6 +51,8 @@ class CommandHost(Protocol):
 
     async def replay(self, events: list) -> None: ...
 
+    async def load_history(self, events: list) -> None: ...
+
     def export_transcript(self, target: Path) -> Path | None: ...
 
     def action_change_theme(self) -> None: ...
@@ -427,7 +429,7 @@ async def _resume(app: CommandHost, arg: str) -> None:
         app.say(f"No stored session matches {arg!r}; /resume lists them.", kind="error")
         return
     await app.clear_view()
-    await app.replay(replay_events(transcript))
+    await app.load_history(replay_events(transcript))
     if app.session.fork_notice:
         app.say(app.session.fork_notice, kind="error")
     app.refresh_header()

@@ -10,21 +10,21 @@ clock as events arrive; a finished tool keeps the engine's own measure.
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from typing import Any
 
 from textual.app import App
 from textual.content import Content
-from textual.widget import Widget
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from ..engine import Session
 from ..engine import events as ev
 from ..tools.websearch import describe_server_block
 from .mentions import Prompt
-from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary
+from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary, dom_id
 from .streaming import TextRun
 from .widgets.gauge import SPINNER, Gauge
 from .widgets.permission import PermissionPrompt
@@ -58,15 +58,13 @@ class Conversation:
         # Prompts typed while a turn runs, shown as queued until the session takes them.
         self.queued: deque[Prompt] = deque()
         self.tool_records: dict[str, ToolRecord] = {}
-        # Weak: a tool call pruned from the transcript is not kept alive here.
-        self._tool_calls: weakref.WeakValueDictionary[str, ToolCall] = weakref.WeakValueDictionary()
         self._turn: TurnRecord | None = None
         self._text_run: TextRun | None = None
         self._thinking: ThinkingBlock | None = None
         # Notices shown so far that carry an id (a request's retries), to update in place.
         self._notice_rows: dict[str, Notice] = {}
-        # What the current request's attempt drew (text, thinking): removed if the attempt is discarded.
-        self._attempt_widgets: list[Widget] = []
+        # Tags the transcript entries of the current request's attempt (text, thinking): taken back if it is discarded.
+        self._attempt: object = object()
         self._error_shown = False
         self._interrupt_shown = False
         self._output_base = 0
@@ -97,7 +95,7 @@ class Conversation:
         self.gauge.start()
         transcript = self.transcript
         transcript.follow()
-        await transcript.add(UserPrompt(prompt.text, prompt.attachment_labels))
+        await transcript.add(partial(UserPrompt, prompt.text, prompt.attachment_labels))
 
     async def _on_request_started(self, event: ev.RequestStarted) -> None:
         if event.parent_tool_use_id:
@@ -105,7 +103,7 @@ class Conversation:
         await self._end_text_run()
         self._close_turn()
         self._turn = TurnRecord(number=event.turn, started_at=self.clock())
-        self._attempt_widgets = []
+        self._attempt = object()
         self._stream_chars = 0
         self.gauge.turns = event.turn
         self.timeline.add_turn(self._turn)
@@ -117,7 +115,7 @@ class Conversation:
         run = self._text_run
         if run is None or run.index != event.index:
             await self._end_text_run()
-            run = TextRun(self.transcript, event.index, self._attempt_widgets)
+            run = TextRun(self.transcript, event.index, self._attempt)
             self._text_run = run
         await run.write(event.text)
         # The gauge's estimate follows on the next tick (it redraws at that pace anyway).
@@ -129,8 +127,7 @@ class Conversation:
         if self._thinking is None:
             await self._end_text_run()
             self._thinking = ThinkingBlock()
-            self._attempt_widgets.append(self._thinking)
-            await self.transcript.add(self._thinking)
+            await self.transcript.add(self._thinking, tag=self._attempt)
         self._thinking.add(event.text)
         self._stream_chars += len(event.text)
 
@@ -146,7 +143,7 @@ class Conversation:
         elif (line := describe_server_block(event.block)) is not None:
             # A web search the API ran inside the answer: one line where it happened.
             await self._end_text_run()
-            await self.transcript.add(Notice(line, kind="web"))
+            await self.transcript.add(partial(Notice, line, kind="web"))
 
     async def _on_attempt_discarded(self, event: ev.AttemptDiscarded) -> None:
         """The attempt's text and thinking are not part of the conversation: take them off the screen."""
@@ -154,12 +151,8 @@ class Conversation:
             return
         await self._end_text_run()
         self._thinking = None
-        doomed, self._attempt_widgets = self._attempt_widgets, []
-        for widget in doomed:
-            self.transcript.protected.discard(widget)
-        attached = [w for w in doomed if w.is_attached]
-        if attached:
-            await self.transcript.remove_children(attached)
+        doomed, self._attempt = self._attempt, object()
+        await self.transcript.discard(doomed)
         self._stream_chars = 0
         self.gauge.output_tokens = self._output_base
 
@@ -182,9 +175,8 @@ class Conversation:
         self.refresh_strip()
         if not event.parent_tool_use_id:
             await self._end_text_run()
-            call = ToolCall(record)
-            self._tool_calls[record.tool_use_id] = call
-            await self.transcript.add(call)
+            # Made when the transcript mounts it (at once unless a session is loading or the view is far up).
+            await self.transcript.add(partial(ToolCall, record))
 
     async def _on_tool_started(self, event: ev.ToolStarted) -> None:
         record = self.tool_records.get(event.tool_use_id)
@@ -194,8 +186,9 @@ class Conversation:
             self.refresh_tool(record)
 
     async def _on_tool_progress(self, event: ev.ToolProgress) -> None:
-        call = self._tool_calls.get(event.tool_use_id)
-        if call is not None and call.is_attached:
+        record = self.tool_records.get(event.tool_use_id)
+        call = self._tool_call(record) if record is not None else None
+        if call is not None:
             call.add_progress(event.text)
 
     async def _on_tool_finished(self, event: ev.ToolFinished) -> None:
@@ -274,9 +267,10 @@ class Conversation:
         if row is not None and row.is_attached:
             row.update(prefix + event.message)
             return
-        row = Notice(prefix + event.message, kind=event.kind)
-        if event.id:
-            self._notice_rows[event.id] = row
+        if not event.id:
+            await self.transcript.add(partial(Notice, prefix + event.message, kind=event.kind))
+            return
+        row = self._notice_rows[event.id] = Notice(prefix + event.message, kind=event.kind)
         await self.transcript.add(row)
 
     async def _on_compaction_progress(self, event: ev.CompactionProgress) -> None:
@@ -292,7 +286,8 @@ class Conversation:
         if not event.parent_tool_use_id and self.compacting is not None and event.trigger != "manual":
             self.show_compacting(None)
         await self.transcript.add(
-            Notice(
+            partial(
+                Notice,
                 f"Conversation compacted ({event.trigger}): {event.tokens_before:,} → {event.tokens_after:,} tokens",
                 kind="compaction",
             )
@@ -318,7 +313,7 @@ class Conversation:
         if event.terminal_reason.startswith("aborted"):
             await self._show_interrupted()
         elif event.is_error and event.error and not self._error_shown:
-            await self.transcript.add(Notice(event.error, kind="error"))
+            await self.transcript.add(partial(Notice, event.error, kind="error"))
         self.permission.drop_settled()
         self.show_queued()
         if self.session.background_agents.pending and not self.queued and not event.terminal_reason.startswith("abort"):
@@ -330,7 +325,7 @@ class Conversation:
 
     async def _on_mcp_servers_changed(self, event: ev.McpServersChanged) -> None:
         names = ", ".join(event.servers) or "none"
-        await self.transcript.add(Notice(f"MCP servers: {names}; /mcp shows them.", kind="info"))
+        await self.transcript.add(partial(Notice, f"MCP servers: {names}; /mcp shows them.", kind="info"))
 
     async def _on_todo_updated(self, event: ev.TodoUpdated) -> None:
         if event.parent_tool_use_id:
@@ -339,7 +334,7 @@ class Conversation:
         lines = ["Plan"] + [
             f"  {marks.get(str(t.get('status')), '☐')} {t.get('content', '')}" for t in event.todos
         ]
-        await self.transcript.add(Notice("\n".join(lines), kind="todo"))
+        await self.transcript.add(partial(Notice, "\n".join(lines), kind="todo"))
 
     async def _on_elicitation_requested(self, event: ev.ElicitationRequested) -> None:
         from .elicitation import answer_elicitation
@@ -384,7 +379,9 @@ class Conversation:
     async def _show_interrupted(self) -> None:
         if not self._interrupt_shown:
             self._interrupt_shown = True
-            await self.transcript.add(Notice("Interrupted · what should the agent do instead?", kind="interrupted"))
+            await self.transcript.add(
+                partial(Notice, "Interrupted · what should the agent do instead?", kind="interrupted")
+            )
 
     def _close_turn(self) -> None:
         turn, self._turn = self._turn, None
@@ -396,11 +393,23 @@ class Conversation:
             self.timeline.turn_closed(turn)
 
     def refresh_tool(self, record: ToolRecord) -> None:
+        if self.transcript.loading:
+            return  # drawn from the records once loaded
         self.timeline.update_tool(record.tool_use_id)
         self.refresh_strip()
-        call = self._tool_calls.get(record.tool_use_id)
-        if call is not None and call.is_attached:
+        call = self._tool_call(record)
+        if call is not None:
             call.refresh_record()
+
+    def _tool_call(self, record: ToolRecord) -> ToolCall | None:
+        """The tool call's row in the transcript, if it is mounted now."""
+        if record.parent_tool_use_id:
+            return None
+        try:
+            call = self.transcript.get_child_by_id(dom_id("tool", record.key), ToolCall)
+        except NoMatches:
+            return None
+        return call if call.record is record else None
 
     def activity(self) -> str:
         if not self.session.running:
@@ -417,6 +426,8 @@ class Conversation:
         return "waiting"
 
     def refresh_strip(self) -> None:
+        if self.transcript.loading:
+            return
         strip = self.timeline_strip
         if not self.timeline.display and not strip.display:
             self._app.apply_layout()  # the first turn: the pane or the strip, as the width gives
@@ -466,7 +477,6 @@ class Conversation:
     async def clear(self) -> None:
         """Empty the transcript, timeline and gauge (the engine's history is not touched)."""
         self.tool_records.clear()
-        self._tool_calls.clear()
         await self.transcript.clear_entries()
         self.timeline.clear()
         gauge = self.gauge

@@ -130,7 +130,7 @@ async def _redraw(app: Any) -> None:
     store = app.session.store
     await app.clear_view()
     if store is not None and store.path.exists():
-        await app.replay(replay_events(load_transcript(store.path)))
+        await app.load_history(replay_events(load_transcript(store.path)))
 
 
 async def ask_choice(app: Any, screen: ChoiceScreen) -> str | None:

@@ -12,9 +12,10 @@ A fast server (or a slow frame) delivers a lot of text in one batch.  Such a
 batch is cut at every paragraph it completes: the complete paragraphs become
 `FrozenMarkdown` widgets (one parse, one widget for up to `FROZEN_CHARS`),
 and a new live widget only gets the block still being written.  Only the
-newest pieces that fit the transcript's line budget are rendered: the rest
-would be pruned right after layout, so they are counted as pruned and never
-drawn (`/transcript` shows everything).  The pieces are mounted one per frame:
+newest pieces that fit the transcript's line budget are mounted: the rest are
+recorded in the transcript as data, drawn if the person scrolls back to them.
+While a resumed session loads, a run is recorded as such pieces only, parsed
+when first drawn.  The pieces are mounted one per frame:
 after each, the run waits until the screen has been refreshed, so frames keep
 flowing while a batch is drawn.
 """
@@ -24,9 +25,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+from functools import partial
 from typing import TYPE_CHECKING
-
-from textual.widget import Widget
 
 from .segments import SegmentSplitter
 from .widgets.markdown_lite import FrozenMarkdown
@@ -91,16 +91,21 @@ def group_segments(texts: list[str], limit: int = FROZEN_CHARS) -> list[str]:
 
 
 class TextRun:
-    def __init__(self, transcript: Transcript, index: int, mounted: list[Widget] | None = None) -> None:
+    def __init__(self, transcript: Transcript, index: int, tag: object = None) -> None:
         self.index = index
         self._transcript = transcript
-        # Every widget the run mounts is also recorded here (so a discarded attempt can be removed).
-        self._mounted = mounted if mounted is not None else []
+        # Tags every entry the run adds (so a discarded attempt can be taken back).
+        self._tag = tag
         self._splitter = SegmentSplitter()
+        # The text of a run replayed while the transcript loads: recorded whole at its end.
+        self._loaded: list[str] = []
         self._live: AssistantText | None = None
         self._started = False
 
     async def write(self, text: str) -> None:
+        if self._transcript.loading:
+            self._loaded.append(text)
+            return
         pause_full_collections(self)
         pieces = self._splitter.split(text, limit=0 if len(text) >= EAGER_CHARS else None)
         if len(pieces) > 1:
@@ -113,6 +118,9 @@ class TextRun:
 
     def finish(self) -> None:
         """End the run: the live widget keeps what it shows."""
+        if self._loaded:
+            self._record_loaded()
+            return
         live, self._live = self._live, None
         if live is not None:
             live.flush()
@@ -120,6 +128,12 @@ class TextRun:
         # Once the end of the answer is on screen (a full collection may come right after).
         if not self._transcript.call_after_refresh(resume_full_collections, self):
             resume_full_collections(self)
+
+    def _record_loaded(self) -> None:
+        pieces = group_segments(self._splitter.split("".join(self._loaded), limit=0))
+        self._loaded = []
+        self._transcript.add(*(partial(FrozenMarkdown, piece, classes=self._classes()) for piece in pieces),
+                             tag=self._tag)
 
     def _classes(self) -> str:
         first = not self._started
@@ -131,44 +145,46 @@ class TextRun:
 
         widget = AssistantText(classes=self._classes())
         self._transcript.protected.add(widget)
-        self._mounted.append(widget)
-        await self._transcript.add(widget)
+        await self._transcript.add(widget, tag=self._tag)
         return widget
 
-    def _shown(self, pieces: list[str]) -> list[str]:
-        """The newest pieces that fit the transcript's line budget (always the last one)."""
+    def _unshown(self, pieces: list[str]) -> int:
+        """How many of the oldest pieces the transcript's line budget leaves out (never the last)."""
         transcript = self._transcript
         budget, width = transcript.line_budget, transcript.text_width
         lines = 0
         for n in range(len(pieces) - 1, -1, -1):
             lines += estimated_lines(pieces[n], width)
             if lines > budget and n < len(pieces) - 1:
-                transcript.count_unshown(n + 1)
-                return pieces[n + 1 :]
-        return pieces
+                return n + 1
+        return 0
 
     async def _freeze(self, texts: list[str]) -> None:
         """End the live segment with the complete segments `texts` (the first continues it)."""
         live, self._live = self._live, None
         done = live.source if live is not None else ""
         grouped = group_segments([done + texts[0], *texts[1:]])
-        pieces = self._shown(grouped)
+        unshown = self._unshown(grouped)
+        pieces = grouped[unshown:]
         transcript = self._transcript
         if live is not None:
             transcript.protected.discard(live)
-            if (done + texts[0]).strip() and len(pieces) == len(grouped):
+            if (done + texts[0]).strip() and not unshown:
                 # The live widget keeps its text and takes the rest of its piece.
                 live.append(pieces.pop(0)[len(done) :])
                 live.flush()
             else:
-                # Its text is among what the line budget leaves out.
-                await live.remove()
+                # Its text is among what the line budget leaves out (recorded as data below).
+                await transcript.drop(live)
+        if unshown:
+            transcript.add_unshown(
+                [partial(FrozenMarkdown, piece, classes=self._classes()) for piece in grouped[:unshown]], tag=self._tag
+            )
         for n, piece in enumerate(pieces):
             if n:
                 await self._next_frame()
             widget = FrozenMarkdown(piece, classes=self._classes())
-            self._mounted.append(widget)
-            await transcript.add(widget)
+            await transcript.add(widget, tag=self._tag)
         if pieces or live is not None:
             # What follows (the live widget, the next batch) starts in a frame of its own.
             await self._next_frame()

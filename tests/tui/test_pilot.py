@@ -17,7 +17,6 @@ from agent_tui.tui.widgets.answer import AssistantText
 from agent_tui.tui.widgets.markdown_lite import FrozenMarkdown
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from agent_tui.tui.widgets.thinking import ThinkingBlock
-from agent_tui.tui.widgets.timeline import ToolRow
 from tests.loopback import gated, hang, reply, sse_error, text, thinking, tool_use
 
 from .helpers import finished, last_user_blocks, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
@@ -69,8 +68,7 @@ async def test_tool_rows_go_queued_running_done_with_their_time(api, tmp_path):
         assert log.index(("toolu_first", ToolStatus.DONE)) < log.index(("toolu_second", ToolStatus.RUNNING)), log
         durations = {e.tool_use_id: e.duration for e in recorded if isinstance(e, ev.ToolFinished)}
         for tool_id, at_least in (("toolu_first", 0.4), ("toolu_second", 0.3)):
-            row = app.query_one(f"#timeline-{tool_id}", ToolRow)
-            shown = str(row.render())
+            shown = app.timeline.row_text(tool_id)
             seconds = float(re.search(r"(\d+\.\d)s\s*$", shown).group(1))
             # The row shows the engine's measure, which covers the sleep however late the UI heard of it.
             assert durations[tool_id] >= at_least and seconds == float(f"{durations[tool_id]:.1f}"), shown
@@ -100,7 +98,7 @@ async def test_a_tool_shows_the_duration_the_engine_measured_whatever_the_ui_clo
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)
         assert [e.duration for e in recorded if isinstance(e, ev.ToolFinished)] == [2.5]
-        row = str(app.query_one("#timeline-toolu_glob", ToolRow).render())
+        row = app.timeline.row_text("toolu_glob")
         assert re.search(r"\s2\.5s\s*$", row), row
         assert "Glob(*.txt)  ⎿ 2.5s" in screen_text(app)
 

@@ -9,6 +9,8 @@ composes nothing; only this widget's lines change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from time import monotonic
 
 from textual.widget import Widget
@@ -55,6 +57,12 @@ class AssistantText(Selectable, Widget):
         self._redraw_due = False
         self._redrawn_at = monotonic()
         self.refresh(layout=True)
+
+    def remake(self) -> Callable[[], Widget]:
+        """Once the run is over, the transcript mounts it again as the finished text it is."""
+        from .markdown_lite import FrozenMarkdown
+
+        return partial(FrozenMarkdown, self.source, classes=" ".join(self.classes), visual=self._visual)
 
     def render(self) -> MarkdownVisual:
         if self._visual is None:

@@ -11,7 +11,8 @@ the same while it streams and after.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache, partial
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
@@ -73,6 +74,8 @@ def _aligned(cell: Content, width: int, align: str) -> Content:
     return cell.pad_right(room)
 
 
+# Widths a finished answer keeps its layout for.
+LAYOUTS_KEPT = 3
 _CELL_GAP = " │ "
 # A squeezed column is never narrower than its longest word, up to this many cells
 # (longer words, such as paths, are broken inside the cell).
@@ -245,7 +248,8 @@ class MarkdownVisual(Visual):
 
     def __init__(self, blocks: list[tuple[Content | Table, Content, Content, bool]]) -> None:
         self._blocks = blocks  # (body, first-line prefix, other-lines prefix, blank line before it)
-        self._layout: tuple[int, Content, int] | None = None  # (width, lines, how many)
+        # Laid out per width (lines, how many): the last few widths, so a resize back costs nothing.
+        self._layouts: dict[int, tuple[int, Content, int]] = {}
 
     def _lines(self, width: int) -> list[Content]:
         lines: list[Content] = []
@@ -259,10 +263,14 @@ class MarkdownVisual(Visual):
         return lines
 
     def _laid_out(self, width: int) -> tuple[int, Content, int]:
-        if self._layout is None or self._layout[0] != width:
+        layout = self._layouts.get(width)
+        if layout is None:
             lines = self._lines(width)
-            self._layout = (width, Content("\n").join(lines), len(lines))
-        return self._layout
+            layout = (width, Content("\n").join(lines), len(lines))
+            if len(self._layouts) >= LAYOUTS_KEPT:
+                del self._layouts[next(iter(self._layouts))]
+            self._layouts[width] = layout
+        return layout
 
     def layout(self, width: int) -> Content:
         """The blocks as lines of at most `width` cells (where a prefix leaves room)."""
@@ -363,6 +371,20 @@ class Selectable:
 
 
 class FrozenMarkdown(Selectable, Static):
-    def __init__(self, source: str, *, classes: str | None = None) -> None:
-        super().__init__(render_markdown(source), classes=classes, markup=False)
+    """Finished Markdown.  Parsed when first drawn (an entry of a resumed session that is
+    never scrolled to is never parsed), and made again from the same parse and its
+    per-width layouts when the transcript mounts it again (`remake`)."""
+
+    def __init__(self, source: str, *, classes: str | None = None, visual: MarkdownVisual | None = None) -> None:
+        super().__init__("", classes=classes, markup=False)
         self.source = source
+        self._markdown = visual
+
+    @property
+    def visual(self) -> MarkdownVisual:
+        if self._markdown is None:
+            self._markdown = render_markdown(self.source)
+        return self._markdown
+
+    def remake(self) -> Callable[[], FrozenMarkdown]:
+        return partial(FrozenMarkdown, self.source, classes=" ".join(self.classes), visual=self._markdown)

@@ -9,6 +9,9 @@ is shown dimmed and italic under that line, and keeps streaming there.  One
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from textual import events
 from textual.content import Content
 from textual.reactive import reactive
@@ -46,6 +49,19 @@ class ThinkingBlock(Static):
     def watch_expanded(self, expanded: bool) -> None:
         self.set_class(expanded, "-expanded")
         self.update(self._content())
+
+    def remake(self) -> Callable[[], ThinkingBlock]:
+        return partial(ThinkingBlock.of, self.text, finished=self.finished, expanded=self.expanded)
+
+    @classmethod
+    def of(cls, text: str, *, finished: bool, expanded: bool) -> ThinkingBlock:
+        """A block showing `text` as one was left (the transcript makes it again)."""
+        block = cls()
+        block._parts, block._chars, block.finished = [text], len(text), finished
+        block.set_reactive(ThinkingBlock.expanded, expanded)
+        block.set_class(expanded, "-expanded")
+        block.update(block._content())
+        return block
 
     def on_click(self, event: events.Click) -> None:
         event.stop()

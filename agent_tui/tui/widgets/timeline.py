@@ -1,6 +1,8 @@
 """The timeline pane: one row per model request and one per tool_use.
 
-Rows are keyed by the tool_use id and redrawn in place.  Each row ends in a
+The rows are data (the turn and tool records) drawn one line each with
+Textual's line API: only the lines in view are rendered, and a row is redrawn
+in place when its record changes.  Each row ends in a
 small bar on its turn's time axis (from the request to the last thing the
 turn did): the turn row shows when the model was streaming, a tool row when
 the tool waited (·) and ran (█).  Tools that start while the model is still
@@ -11,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual
 from textual.widget import Widget
 
 from ..safe_text import spell_hidden
-from ..state import ToolRecord, ToolStatus, TurnRecord, dom_id, format_seconds
+from ..state import ToolRecord, ToolStatus, TurnRecord, format_seconds
 
 BAR_WIDTH = 10
-MAX_ROWS = 200
 SPINNER = "◐◓◑◒"
 
 Clock = Callable[[], float]
@@ -38,78 +42,58 @@ def _bar(start: float, end: float, segments: list[tuple[float, float, str, str]]
     return Content.assemble(("▕", "$text-muted"), *cells, ("▏", "$text-muted"))
 
 
-class TurnRow(Widget):
-    def __init__(self, turn: TurnRecord, timeline: Timeline) -> None:
-        super().__init__(classes="turn-row")
-        self.turn = turn
-        self._timeline = timeline
+def turn_line(turn: TurnRecord, timeline: Timeline, width: int) -> Content:
+    """A model request's row: its streaming span on the turn's axis, and the turn's time."""
+    now = timeline.clock()
+    start = turn.started_at
+    end = turn.axis_end(now, timeline.records)
+    stream_end = turn.stream_end_at if turn.stream_end_at is not None else (turn.closed_at or now)
+    bar = _bar(start, end, [(start, stream_end, "━", "$text-primary")])
+    label = f"model · turn {turn.number}"
+    width = max(width, 24)
+    pad = width - len(label) - 2 - (BAR_WIDTH + 2) - 7
+    return Content.assemble(
+        ("◆ ", "$text-primary"),
+        (label, "$text-primary bold"),
+        " " * max(pad, 1),
+        bar,
+        (f"{format_seconds(end - start):>7}", "$text-muted"),
+    )
 
-    @property
-    def active(self) -> bool:
-        return self.turn.closed_at is None
 
-    def render(self) -> Content:
-        turn, timeline = self.turn, self._timeline
-        now = timeline.clock()
+def tool_line(record: ToolRecord, timeline: Timeline, width: int) -> Content:
+    """A tool_use's row: its wait (·) and run (█) on its turn's axis, and its time."""
+    now = timeline.clock()
+    icon, icon_style = record.status.icon
+    if record.status is ToolStatus.RUNNING:
+        icon = SPINNER[int(now * 8) % len(SPINNER)]
+    turn = record.turn
+    if turn is not None:
         start = turn.started_at
         end = turn.axis_end(now, timeline.records)
-        stream_end = turn.stream_end_at if turn.stream_end_at is not None else (turn.closed_at or now)
-        bar = _bar(start, end, [(start, stream_end, "━", "$text-primary")])
-        label = f"model · turn {turn.number}"
-        width = max(self.size.width, 24)
-        pad = width - len(label) - 2 - (BAR_WIDTH + 2) - 7
-        return Content.assemble(
-            ("◆ ", "$text-primary"),
-            (label, "$text-primary bold"),
-            " " * max(pad, 1),
-            bar,
-            (f"{format_seconds(end - start):>7}", "$text-muted"),
-        )
-
-
-class ToolRow(Widget):
-    def __init__(self, record: ToolRecord, timeline: Timeline) -> None:
-        super().__init__(id=dom_id("timeline", record.key), classes="tool-row")
-        self.record = record
-        self._timeline = timeline
-
-    @property
-    def active(self) -> bool:
-        return not self.record.finished
-
-    def render(self) -> Content:
-        record, timeline = self.record, self._timeline
-        now = timeline.clock()
-        icon, icon_style = record.status.icon
-        if record.status is ToolStatus.RUNNING:
-            icon = SPINNER[int(now * 8) % len(SPINNER)]
-        turn = record.turn
-        if turn is not None:
-            start = turn.started_at
-            end = turn.axis_end(now, timeline.records)
-        else:
-            start, end = record.queued_at, now
-        begun = record.started_at if record.started_at is not None else record.finished_at or now
-        ended = record.finished_at if record.finished_at is not None else now
-        segments = [(record.queued_at, begun, "·", "$text-muted")]
-        if record.started_at is not None:
-            segments.append((record.started_at, ended, "█", record.status.style))
-        bar = _bar(start, end, segments)
-        indent = "↳ " if record.parent_tool_use_id else ""
-        name = (indent + record.name)[:10]
-        width = max(self.size.width, 30)
-        room = width - 2 - 11 - (BAR_WIDTH + 2) - 7
-        summary = spell_hidden(record.summary)
-        if len(summary) > room:
-            summary = summary[: max(room - 1, 0)] + "…"
-        return Content.assemble(
-            (icon, icon_style),
-            " ",
-            (f"{name:<10} ", "bold"),
-            (f"{summary:<{max(room, 0)}}", "$text-muted"),
-            bar,
-            (f"{format_seconds(record.elapsed(now)):>7}", record.status.style),
-        )
+    else:
+        start, end = record.queued_at, now
+    begun = record.started_at if record.started_at is not None else record.finished_at or now
+    ended = record.finished_at if record.finished_at is not None else now
+    segments = [(record.queued_at, begun, "·", "$text-muted")]
+    if record.started_at is not None:
+        segments.append((record.started_at, ended, "█", record.status.style))
+    bar = _bar(start, end, segments)
+    indent = "↳ " if record.parent_tool_use_id else ""
+    name = (indent + record.name)[:10]
+    width = max(width, 30)
+    room = width - 2 - 11 - (BAR_WIDTH + 2) - 7
+    summary = spell_hidden(record.summary)
+    if len(summary) > room:
+        summary = summary[: max(room - 1, 0)] + "…"
+    return Content.assemble(
+        (icon, icon_style),
+        " ",
+        (f"{name:<10} ", "bold"),
+        (f"{summary:<{max(room, 0)}}", "$text-muted"),
+        bar,
+        (f"{format_seconds(record.elapsed(now)):>7}", record.status.style),
+    )
 
 
 class TimelineStrip(Widget):
@@ -157,24 +141,63 @@ class TimelineStrip(Widget):
         return Content.assemble(head, *body, hint)
 
 
-class Timeline(VerticalScroll):
+def _finished(row: TurnRecord | ToolRecord) -> bool:
+    return row.closed_at is not None if isinstance(row, TurnRecord) else row.finished
+
+
+class Timeline(ScrollView):
+    """The rows as data, drawn with Textual's line API: only the lines in view are rendered,
+    so a 500-turn session's timeline costs what a short one's does (docs/architecture.md §8)."""
+
     def __init__(self, clock: Clock, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.clock = clock
         self.records: dict[str, ToolRecord] = {}
-        self._rows: dict[str, ToolRow] = {}
-        self._turn_rows: list[TurnRow] = []
+        # One entry per line: a turn's row (a blank line above it), or a tool's.
+        self._lines: list[TurnRecord | ToolRecord | None] = []
+        self._tool_lines: dict[str, int] = {}
+        self._turns: list[TurnRecord] = []
+        # Lines whose row still moves (a running turn or tool): redrawn by the tick.
+        self._live: dict[int, TurnRecord | ToolRecord] = {}
         # A new turn brings the view back to the newest rows, wherever it was scrolled.
         self._back_to_newest = False
+        # While a resumed session is replayed: rows are recorded, and drawn once at the end.
+        self.loading = False
 
     def on_mount(self) -> None:
         self.border_title = "timeline"
 
-    def add_turn(self, turn: TurnRecord) -> None:
-        row = TurnRow(turn, self)
-        self._turn_rows.append(row)
+    def finish_loading(self) -> None:
+        """Draw what was recorded while loading, the newest rows in view."""
+        self.loading = False
+        self._live = {line: row for line, row in self._live.items() if not _finished(row)}
         self._back_to_newest = True
-        self._append(row)
+        self.virtual_size = Size(0, len(self._lines))
+        self.refresh()
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    def add_turn(self, turn: TurnRecord) -> None:
+        self._turns.append(turn)
+        self._back_to_newest = True
+        self._lines.append(None)
+        self._live[len(self._lines)] = turn
+        self._append(turn)
+
+    def add_tool(self, record: ToolRecord) -> None:
+        self.records[record.tool_use_id] = record
+        self._tool_lines[record.tool_use_id] = len(self._lines)
+        self._live[len(self._lines)] = record
+        self._append(record)
+
+    def _append(self, row: TurnRecord | ToolRecord) -> None:
+        self._lines.append(row)
+        if self.loading:
+            return
+        self.virtual_size = Size(0, len(self._lines))
+        self.refresh_line(len(self._lines) - 1)
 
     def watch_virtual_size(self) -> None:
         self._follow_newest()
@@ -197,72 +220,52 @@ class Timeline(VerticalScroll):
             self.anchor()
         self._back_to_newest = False
 
-    def add_tool(self, record: ToolRecord) -> None:
-        self.records[record.tool_use_id] = record
-        row = ToolRow(record, self)
-        self._rows[record.tool_use_id] = row
-        self._append(row)
+    def render_line(self, y: int) -> Strip:
+        index = y + self.scroll_offset.y
+        width = self.scrollable_content_region.width
+        row = self._lines[index] if 0 <= index < len(self._lines) else None
+        if row is None:
+            return Strip.blank(width, self.rich_style)
+        content = turn_line(row, self, width) if isinstance(row, TurnRecord) else tool_line(row, self, width)
+        return Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
 
-    def _append(self, row: Widget) -> None:
-        self.mount(row)
-        self._trim()
+    def row_text(self, tool_use_id: str) -> str:
+        """What a tool's row says now (as drawn at the pane's width)."""
+        record = self.records[tool_use_id]
+        return tool_line(record, self, self.scrollable_content_region.width).plain
 
     @property
     def latest_turn(self) -> TurnRecord | None:
-        return self._turn_rows[-1].turn if self._turn_rows else None
-
-    def row(self, tool_use_id: str) -> ToolRow | None:
-        return self._rows.get(tool_use_id)
+        return self._turns[-1] if self._turns else None
 
     def update_tool(self, tool_use_id: str) -> None:
-        row = self._rows.get(tool_use_id)
-        if row is not None:
-            row.refresh()
+        line = self._tool_lines.get(tool_use_id)
+        if line is not None and not self.loading:
+            self.refresh_line(line)
 
     def turn_closed(self, turn: TurnRecord) -> None:
         """Draw a turn's final span and its tools on its final axis: the tick redraws only
         what is still moving, so a turn that closes between two ticks would keep the
         duration of the last one."""
-        for row in self._turn_rows[-3:]:
-            if row.turn is turn:
-                row.refresh()
-        for row in self._rows.values():
-            if row.record.turn is turn:
-                row.refresh()
+        if not self.loading:
+            self.refresh()
 
     def tick(self) -> bool:
-        """Redraw what is still moving; False when nothing is."""
-        moving = False
-        for row in self._turn_rows[-3:]:
-            if row.active:
-                row.refresh()
-                moving = True
-        for row in self._rows.values():
-            if row.active:
-                row.refresh()
-                moving = True
-        if moving:
-            # Finished rows of a live turn rescale with its axis.
-            for row in self._rows.values():
-                if not row.active and row.record.turn is not None and row.record.turn.closed_at is None:
-                    row.refresh()
-        return moving
+        """Redraw what is in view when something still moves; False when nothing does."""
+        live = self._live
+        for line, row in list(live.items()):
+            if _finished(row):
+                del live[line]
+        if live:
+            # Finished rows of a live turn rescale with its axis: the lines in view are redrawn.
+            self.refresh()
+        return bool(live)
 
     def clear(self) -> None:
-        self.remove_children()
         self.records.clear()
-        self._rows.clear()
-        self._turn_rows.clear()
-
-    def _trim(self) -> None:
-        children = list(self.children)
-        if len(children) <= MAX_ROWS:
-            return
-        doomed = children[: len(children) - MAX_ROWS + MAX_ROWS // 4]
-        for widget in doomed:
-            if isinstance(widget, ToolRow):
-                self._rows.pop(widget.record.tool_use_id, None)
-                self.records.pop(widget.record.tool_use_id, None)
-            elif isinstance(widget, TurnRow) and widget in self._turn_rows:
-                self._turn_rows.remove(widget)
-        self.remove_children(doomed)
+        self._lines.clear()
+        self._tool_lines.clear()
+        self._turns.clear()
+        self._live.clear()
+        self.virtual_size = Size(0, 0)
+        self.refresh()

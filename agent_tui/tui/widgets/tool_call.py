@@ -7,6 +7,8 @@ widget per tool call rather than every output it ever produced.  File changes
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual import events
@@ -71,11 +73,24 @@ class ToolCall(Vertical):
     # Expanded: the output or diff shows under the summary line (class `-expanded`).
     expanded: reactive[bool] = reactive(False, init=False)
 
-    def __init__(self, record: ToolRecord) -> None:
+    def __init__(self, record: ToolRecord, *, expanded: bool | None = None) -> None:
         super().__init__(id=dom_id("tool", record.key), classes="tool-call")
         self.record = record
         self._body: Static | None = None
         self._progress: list[str] = []
+        # Made again by the transcript (`remake`): as it was left, expanded or not.
+        self._remade_expanded = expanded
+
+    def remake(self) -> Callable[[], ToolCall]:
+        return partial(ToolCall, self.record, expanded=self.expanded)
+
+    def on_mount(self) -> None:
+        # Mounted after its record changed (made from data, or again): drawn as the record is now.
+        if self._remade_expanded is not None:
+            self._show_record_state()
+            self.expanded = self._remade_expanded
+        elif self.record.status is not ToolStatus.QUEUED or self.record.feedback:
+            self.refresh_record()
 
     def on_tool_summary_clicked(self, event: ToolSummary.Clicked) -> None:
         event.stop()
@@ -93,6 +108,17 @@ class ToolCall(Vertical):
     def refresh_record(self) -> None:
         """Redraw from the record after its status changed."""
         record = self.record
+        self._show_record_state()
+        if record.finished:
+            self._progress.clear()
+            self.query_one(".tool-progress", Static).display = False
+            if isinstance(record.data.get("diff"), str) and record.status is ToolStatus.DONE and not self.expanded:
+                self.toggle()
+            elif self._body is not None:
+                self._fill_body(self._body)
+
+    def _show_record_state(self) -> None:
+        record = self.record
         for status in ToolStatus:
             self.set_class(record.status is status, f"-{status}")
         self.query_one(ToolSummary).update(self._summary())
@@ -102,12 +128,7 @@ class ToolCall(Vertical):
             feedback.update(Content.assemble(("  ⎿ you said: ", "$text-muted"), (record.feedback, "$text-warning")))
             feedback.display = True
         if record.finished:
-            self._progress.clear()
             self.query_one(".tool-progress", Static).display = False
-            if isinstance(record.data.get("diff"), str) and record.status is ToolStatus.DONE and not self.expanded:
-                self.toggle()
-            elif self._body is not None:
-                self._fill_body(self._body)
 
     def add_progress(self, text: str) -> None:
         self._progress.extend(text.splitlines())

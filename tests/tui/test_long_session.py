@@ -1,0 +1,91 @@
+"""A long session costs what a short one does: the transcript and the timeline keep the whole
+session as data and mount only what is near the view (docs/architecture.md §8)."""
+
+from __future__ import annotations
+
+import time
+
+from textual import events
+
+from agent_tui.engine.models.anthropic import AnthropicModel
+from agent_tui.engine.permissions.policy import PermissionPolicy
+from agent_tui.engine.session import Session, SessionOptions
+from agent_tui.tools.registry import default_tools
+from agent_tui.tui.app import AgentApp
+from tests.bench.sessions import first_prompt, write_session
+
+from .helpers import screen_text, wait_until
+
+SESSION = "33333333-0000-4000-8000-000000000003"
+TURNS = 500
+# Entries a 40-row view may keep mounted: the view and a margin of lines above and below it.
+MOUNTED_BOUND = 60
+
+
+def resumed_app(api, cwd) -> AgentApp:
+    """`agent-tui -c` in `cwd`: the session is resumed before the app starts."""
+    session = Session(
+        model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test"),
+        tools=default_tools(),
+        cwd=cwd,
+        policy=PermissionPolicy(mode="default", cwd=cwd),
+        options=SessionOptions(persist=True),
+    )
+    session.resume(None)
+    return AgentApp(session)
+
+
+def mounted(app) -> int:
+    return len(app.transcript.entries)
+
+
+async def test_a_resumed_500_turn_session_mounts_a_bounded_window_and_scrolls_back_to_its_first_prompt(api, tmp_path):
+    write_session(tmp_path, SESSION, TURNS)
+    app = resumed_app(api, tmp_path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: f"LAST-PROMPT {TURNS - 1}" in screen_text(app)
+                         and "Resumed session 33333333" in screen_text(app))
+        transcript = app.transcript
+        # Every entry is there as data (a prompt, two answers and a tool call per turn); few are mounted.
+        assert transcript.entry_count >= 4 * TURNS
+        assert mounted(app) <= MOUNTED_BOUND
+        # The timeline has a line per turn and per tool, drawn by the line API: no widget per row.
+        assert app.timeline.line_count >= 3 * TURNS and not app.timeline.children
+        assert app.timeline.display and app.timeline.is_anchored and "model · turn" in screen_text(app)
+
+        # Scrolling up brings earlier turns in as they come near, and lets later ones go.
+        seen = set()
+        for _ in range(40):
+            await pilot.press("pageup")
+            await pilot.pause()
+            assert mounted(app) <= MOUNTED_BOUND
+            seen |= {line for line in screen_text(app).splitlines() if "prompt 4" in line}
+        assert any("prompt 48" in line for line in seen), seen
+        assert not transcript.following
+
+        # Home goes to the very first prompt, not to a note that earlier entries are hidden.
+        await pilot.press("home")
+        await wait_until(pilot, lambda: first_prompt(SESSION) in screen_text(app))
+        assert transcript.window[0] == 0 and mounted(app) <= MOUNTED_BOUND
+        assert "earlier entries" not in screen_text(app)
+
+        # End comes back to the last screen, following again.
+        await pilot.press("end")
+        await wait_until(pilot, lambda: f"LAST-PROMPT {TURNS - 1}" in screen_text(app))
+        assert transcript.following and mounted(app) <= MOUNTED_BOUND
+
+
+async def test_keys_typed_while_a_resumed_session_loads_reach_the_input_at_once(api, tmp_path):
+    write_session(tmp_path, SESSION, 2 * TURNS)
+    app = resumed_app(api, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.transcript.loading)
+        # As the terminal driver posts a key: the input has it while the history still loads.
+        app.post_message(events.Key("h", "h"))
+        started = time.perf_counter()
+        await wait_until(pilot, lambda: app.prompt_input.text == "h")
+        assert app.transcript.loading, "the key waited for the whole history"
+        took = time.perf_counter() - started
+        await wait_until(pilot, lambda: f"LAST-PROMPT {2 * TURNS - 1}" in screen_text(app))
+        assert app.prompt_input.text == "h"
+        assert took < 1.0
