@@ -64,6 +64,8 @@ MIN_TRANSCRIPT = 100  # the timeline opens as a pane only when the transcript ke
 # frames drawn) after at most this many seconds of them.
 REPLAY_BATCH = 40
 REPLAY_SLICE = 0.01
+# A resumed session's last prompts, drawn before the rest is loaded.
+TAIL_PROMPTS = 3
 
 # Seconds within which a second Esc, with nothing running, opens /rewind.
 DOUBLE_ESCAPE = 0.8
@@ -126,6 +128,8 @@ class AgentApp(App[int], inherit_bindings=False):
         # Ctrl+T hid the timeline (the pane or the strip, whichever the width gives) until pressed again.
         self._timeline_hidden = False
         self._widgets_found = False
+        # The start of a resumed session is being loaded (its last screen is already drawn).
+        self.history_loading = False
         themes, self._problems = load_themes()
         for t in themes:
             self.register_theme(t)
@@ -719,23 +723,43 @@ class AgentApp(App[int], inherit_bindings=False):
         await self.on_engine_events(EngineEvents(events, asyncio.Event()))
 
     async def load_history(self, events: list) -> None:
-        """Rebuild the view of a resumed session from its stored events.  The transcript
-        records them as data and mounts only the last screen at the end; the loop is handed
-        back between batches, so keys typed meanwhile are taken."""
-        transcript = self.transcript
-        transcript.loading = self.timeline.loading = True
+        """Rebuild the view of a resumed session from its stored events, as data: the last
+        prompts first, their screen mounted at once; then the rest, put in front of them.
+        The loop is handed back every `REPLAY_SLICE`, so keys typed meanwhile are taken."""
+        from .conversation import Conversation
+
+        starts = [n for n, event in enumerate(events) if type(event).__name__ == "UserMessage"]
+        split = starts[-TAIL_PROMPTS] if len(starts) > TAIL_PROMPTS else 0
+        transcript, timeline = self.transcript, self.timeline
+        transcript.loading = timeline.loading = True
         try:
-            handed_back = time.perf_counter()
-            for start in range(0, len(events), REPLAY_BATCH):
-                await self.replay(events[start : start + REPLAY_BATCH])
-                if time.perf_counter() - handed_back > REPLAY_SLICE:
-                    await asyncio.sleep(0)
-                    handed_back = time.perf_counter()
+            await self._replay_in_slices(events[split:])
         finally:
             transcript.show_tail()
-            self.timeline.finish_loading()
+            timeline.finish_loading()
             self.apply_layout()
             self.conversation.refresh_strip()
+        if split:
+            older = Conversation(self, self.session, lambda: self.clock(), self.refresh_header,
+                                 history_of=self.conversation)
+            self.history_loading = True
+            try:
+                await self._replay_in_slices(events[:split], older)
+                self.conversation.take_history(older)
+            finally:
+                self.history_loading = False
+
+    async def _replay_in_slices(self, events: list, conversation: Any = None) -> None:
+        from .safe_text import safe_event
+
+        conversation = conversation or self.conversation
+        handed_back = time.perf_counter()
+        for start in range(0, len(events), REPLAY_BATCH):
+            # As the bridge does: no stored text reaches the screen with escape sequences in it.
+            await conversation.handle([safe_event(e) for e in events[start : start + REPLAY_BATCH]])
+            if time.perf_counter() - handed_back > REPLAY_SLICE:
+                await asyncio.sleep(0)
+                handed_back = time.perf_counter()
 
     async def _replay_resumed(self) -> None:
         from ..engine.store import replay_events

@@ -41,7 +41,13 @@ class Conversation:
     """Turn and answer state, and the bus-event handlers that keep the view in step with it."""
 
     def __init__(
-        self, app: App[Any], session: Session, clock: Callable[[], float], refresh_header: Callable[[], None]
+        self,
+        app: App[Any],
+        session: Session,
+        clock: Callable[[], float],
+        refresh_header: Callable[[], None],
+        *,
+        history_of: Conversation | None = None,
     ) -> None:
         self._app = app
         self.session = session
@@ -52,6 +58,11 @@ class Conversation:
         self.timeline = app.query_one(Timeline)
         self.timeline_strip = app.query_one(TimelineStrip)
         self.gauge = app.query_one(Gauge)
+        if history_of is not None:
+            # Loads the older part of a resumed session into a transcript, a timeline and a gauge of its own,
+            # as data; `history_of` takes them in front of what it shows (`take_history`).
+            self.transcript, self.timeline, self.gauge = Transcript(), Timeline(clock), Gauge(clock)
+            self.transcript.loading = self.timeline.loading = True
         self.permission = app.query_one(PermissionPrompt)
         self._queued_view = app.query_one("#queued", Static)
         self._activity_line = app.query_one("#activity", Static)
@@ -71,6 +82,12 @@ class Conversation:
         self._stream_chars = 0
         # A compaction in progress (manual or automatic); None otherwise.
         self.compacting: CompactionStatus | None = None
+
+    def take_history(self, older: Conversation) -> None:
+        """Put what `older` loaded (the start of a resumed session) before what this one shows."""
+        self.tool_records = {**older.tool_records, **self.tool_records}
+        self.transcript.prepend(older.transcript)
+        self.timeline.prepend(older.timeline)
 
     async def handle(self, events: Iterable[ev.Event]) -> None:
         """Apply a batch of bus events, in publish order."""

@@ -19,7 +19,14 @@ that load from elsewhere hits both alike, after one unmeasured start of each
   of a core the program used while it streamed, and its screen updates per
   second (`--only steady`);
 - a 300-turn session (agent-tui only, in-process): RSS, and key-press-to-paint
-  latency at the end of it (`--only session`).
+  latency at the end of it (`--only session`);
+- `-c` of a 500-turn session (`--only resume`): spawn to its last screen, the CPU
+  by then, and a key typed at the first frame to its echo on screen;
+- a prompt's cost as the session grows (`--only turns`): `-c` of a stored session
+  of 10, 150 and 500 turns, then five prompts, each answered with a short text: the
+  CPU from Enter until the answer's last line is on screen and 0.3 s after, and
+  the wall time to that line (medians of the five).  The sessions are written by
+  `sessions.py` in each program's own format.
 """
 
 from __future__ import annotations
@@ -28,13 +35,16 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import random
+import re
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -115,13 +125,13 @@ def loopback(specs: list[dict], folder: Path) -> Iterator[str]:
         server.wait(timeout=10)
 
 
-Launcher = Callable[[str, Path], PtyApp]
+Launcher = Callable[..., PtyApp]
 # Seconds of quiet before each run.
 SETTLE = 2.0
 
 
-def launch_agent(url: str, work: Path) -> PtyApp:
-    return PtyApp([find_agent()], agent_env(url), work)
+def launch_agent(url: str, work: Path, *args: str) -> PtyApp:
+    return PtyApp([find_agent(), *args], agent_env(url), work)
 
 
 def launch_floor(url: str, work: Path) -> PtyApp:
@@ -130,8 +140,8 @@ def launch_floor(url: str, work: Path) -> PtyApp:
 
 
 def launcher_for_claude(exe: str) -> Launcher:
-    def launch(url: str, work: Path) -> PtyApp:
-        return PtyApp([exe], claude_env(url, work), work)
+    def launch(url: str, work: Path, *args: str) -> PtyApp:
+        return PtyApp([exe, *args], claude_env(url, work), work)
 
     return launch
 
@@ -238,6 +248,107 @@ async def long_session(cwd: Path, turns: int = 300) -> tuple[float, float]:
             return _rss_mb(), statistics.median(latencies)
 
 
+RESUME_TURNS = 500
+HISTORY_POINTS = (10, 150, 500)
+LIVE_TURNS = 5
+# Typed at the first frame of a resume: a character nothing else on screen has.
+KEY_CHAR = "ж"
+_DONE = re.compile(rb"TURN-DONE-(\d+)")
+
+
+def prepare_sessions(work: Path, turns: int) -> None:
+    """A stored session of `turns` turns in `work` for each program (the newest, so `-c` takes it)."""
+    from tests.bench.peer import SCRATCH
+    from tests.bench.sessions import write_claude_session, write_session
+
+    data = SCRATCH / "data"
+    os.environ["AGENT_TUI_DATA_DIR"] = str(data)  # as agent_env gives agent-tui
+    write_session(work.resolve(), str(uuid.uuid4()), turns)
+    write_claude_session(SCRATCH / "claude-config", work, str(uuid.uuid4()), turns)
+
+
+def resume_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
+    """`-c`: spawn to the last screen of the stored session, and a key typed at the first frame to its echo."""
+    with launch(url, work, "-c") as app:
+        app.first_paint()
+        since = len(app.output)
+        typed = time.monotonic()
+        app.type(KEY_CHAR)
+        last = app.wait_text(f"LAST-PROMPT {RESUME_TURNS - 1}".encode(), 0)
+        cpu = app.cpu()
+        echoed = app.wait_text(KEY_CHAR.encode(), since)
+        return {"resume_screen": last - app.started, "resume_cpu": cpu, "resume_key": echoed - typed}
+
+
+def turns_run(launch: Launcher, url: str, work: Path, history: int) -> dict[str, float]:
+    """`-c` of a `history`-turn session, then `LIVE_TURNS` prompts: median CPU and wall per prompt."""
+    with launch(url, work, "-c") as app:
+        app.first_paint()
+        app.wait_text(f"LAST-PROMPT {history - 1}".encode(), 0)
+        app.settle(1.0)
+        seen = {m.group(1) for m in _DONE.finditer(app.output)}
+        cpus, walls = [], []
+        for k in range(LIVE_TURNS):
+            app.submit(f"go on {k}")
+            since = len(app.output)
+            cpu0, t0 = app.cpu(), time.monotonic()
+
+            def answered(start: int = max(since - 20, 0)) -> bool:
+                found = {m.group(1) for m in _DONE.finditer(app.output, start)} - seen
+                seen.update(found)
+                return bool(found)
+
+            t1 = app.wait_for(answered, "the answer's last line")
+            app.settle(0.3, 0.3)
+            cpus.append(app.cpu() - cpu0)
+            walls.append(t1 - t0)
+        return {f"turn_cpu_{history}": statistics.median(cpus), f"turn_wall_{history}": statistics.median(walls)}
+
+
+def scale_side_by_side(programs: dict[str, Launcher], repeat: int, what: str) -> dict[str, dict[str, float]]:
+    """`what`: "resume" or "turns", each program in turn, run by run; medians."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in programs}
+    # Each answer ends with its own number: a redraw of an earlier one is not taken for it.
+    specs = [{"kind": "reply", "blocks": [{"text": f"A short answer:\n\n- one\n- two\n\nTURN-DONE-{n}\n"}]}
+             for n in range(50)]
+    points = (RESUME_TURNS,) if what == "resume" else HISTORY_POINTS
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp, loopback(specs, Path(tmp)) as url:
+        works = {}
+        for turns in points:
+            works[turns] = Path(tmp) / f"w{turns}"
+            works[turns].mkdir()
+            prepare_sessions(works[turns], turns)
+        for launch in programs.values():
+            warm_up(launch, url, works[points[0]])
+        for n in range(repeat):
+            for name, launch in programs.items():
+                figures: dict[str, float] = {}
+                for turns in points:
+                    time.sleep(SETTLE)
+                    if what == "resume":
+                        figures.update(resume_run(launch, url, works[turns]))
+                    else:
+                        figures.update(turns_run(launch, url, works[turns], turns))
+                runs[name].append(figures)
+                print(f"  run {n + 1} {name}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()), flush=True)
+    return {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
+
+
+def scale_report(figures: dict[str, dict[str, float]]) -> str:
+    ours, theirs = figures["agent-tui"], figures.get("claude", {})
+    rows = [("measure", "agent-tui", "Claude Code", "ratio")]
+    for key, value in ours.items():
+        other = theirs.get(key)
+        rows.append((key, f"{value:.3f}", f"{other:.3f}" if other else "-", _ratio(value, other)))
+    for prefix in ("turn_cpu", "turn_wall"):
+        first, last = ours.get(f"{prefix}_{HISTORY_POINTS[0]}"), ours.get(f"{prefix}_{HISTORY_POINTS[-1]}")
+        if first and last:
+            rows.append((f"{prefix} {HISTORY_POINTS[-1]} / {HISTORY_POINTS[0]} (agent-tui)", f"{last / first:.2f}x",
+                         "", ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
+
+
 def _screen(app) -> str:
     import io
 
@@ -304,9 +415,10 @@ def report(figures: dict[str, dict[str, float]], rows_wanted=BURST_ROWS) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bench_tui", description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per program (median reported)")
-    parser.add_argument("--only", choices=("pty", "steady", "session"), action="append", help="run only these parts")
+    parser.add_argument("--only", choices=("pty", "steady", "session", "resume", "turns"), action="append",
+                        help="run only these parts")
     args = parser.parse_args(argv)
-    only = set(args.only or ("pty", "steady", "session"))
+    only = set(args.only or ("pty", "steady", "session", "resume", "turns"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}, {compile_agent(find_agent())}", flush=True)
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
@@ -328,6 +440,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\na {STEADY_CHARS // 1000} KB answer, {STEADY_PACE['chunk']} characters every "
               f"{STEADY_PACE['delay'] * 1000:.0f} ms; medians of {args.repeat} runs each\n")
         print(report(figures, STEADY_ROWS))
+    for what in ("resume", "turns"):
+        if what in only:
+            figures = scale_side_by_side(programs, args.repeat, what)
+            print(f"\n{what}: medians of {args.repeat} runs each, in a 120x40 pty, one loopback server\n")
+            print(scale_report(figures))
     if "session" in only:
         with tempfile.TemporaryDirectory() as tmp:
             session_rss, latency = asyncio.run(long_session(Path(tmp)))

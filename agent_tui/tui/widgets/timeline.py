@@ -167,6 +167,18 @@ class Timeline(ScrollView):
     def on_mount(self) -> None:
         self.border_title = "timeline"
 
+    def prepend(self, older: Timeline) -> None:
+        """Put the rows `older` recorded (the start of a resumed session) before these."""
+        shift = len(older._lines)
+        self._lines[0:0] = older._lines
+        self.records = {**older.records, **self.records}
+        self._tool_lines = {**older._tool_lines, **{k: n + shift for k, n in self._tool_lines.items()}}
+        self._turns[0:0] = older._turns
+        self._live = {n + shift: row for n, row in self._live.items()}
+        if not self.loading:
+            self.virtual_size = Size(0, len(self._lines))
+            self.refresh()
+
     def finish_loading(self) -> None:
         """Draw what was recorded while loading, the newest rows in view."""
         self.loading = False

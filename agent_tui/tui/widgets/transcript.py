@@ -196,6 +196,14 @@ class Transcript(VerticalScroll, can_focus=True):
         if doomed:
             await self.remove_children(doomed)
 
+    def prepend(self, older: Transcript) -> None:
+        """Put the entries `older` recorded (the start of a resumed session) before these."""
+        count = len(older._entries)
+        self._entries[0:0] = older._entries
+        self._lo += count
+        self._hi += count
+        self._schedule_trim()
+
     async def drop(self, widget: Widget) -> None:
         """Take back the entry `widget` shows (the newest entries are looked at first)."""
         for n in range(len(self._entries) - 1, -1, -1):
