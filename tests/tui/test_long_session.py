@@ -79,9 +79,8 @@ async def test_keys_typed_while_a_resumed_session_loads_reach_the_input_at_once(
     write_session(tmp_path, SESSION, 2 * TURNS)
     app = resumed_app(api, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.history_loading)
         # The last screen is drawn first, while the rest of the history loads.
-        assert f"LAST-PROMPT {2 * TURNS - 1}" in screen_text(app)
+        await wait_until(pilot, lambda: app.history_loading and f"LAST-PROMPT {2 * TURNS - 1}" in screen_text(app))
         # As the terminal driver posts a key: the input has it while the history still loads.
         app.post_message(events.Key("h", "h"))
         started = time.perf_counter()

@@ -360,7 +360,7 @@ class Transcript(VerticalScroll, can_focus=True):
         if not height:
             return
         self._unmount_far(top - MARGIN, top + height + MARGIN)
-        if self._lo > 0 and (top < NEAR if not self.following else self.virtual_size.height < height + NEAR):
+        if self._lo > 0 and (top < NEAR if not self.following else self.virtual_size.height <= height):
             # Following the end, what is above is mounted only until the view is full.
             self._mount_above()
         elif top + height > self.virtual_size.height - NEAR and self._hi < len(self._entries):
