@@ -21,7 +21,7 @@ from .paths import data_dir_problem
 if TYPE_CHECKING:
     from .engine.models.base import ModelClient
     from .engine.permissions.policy import PermissionPolicy
-    from .engine.session import Session
+    from .engine.session import Session, SessionOptions
     from .engine.store import SessionInfo
     from .tui.start import SessionStart
 
@@ -347,7 +347,7 @@ def _tui(args: argparse.Namespace, prompt: str | None, settings: Settings, sessi
     if startup.end():
         return 130
     return run_tui(session, initial_prompt=prompt, theme=settings.theme, keymap=settings.keymap or None,
-                   pick_session=args.resume == "", mcp_json_pending=mcp_json_pending)
+                   pick_session=args.resume == "", mcp_json_pending=mcp_json_pending, settings=settings)
 
 
 def build_session(
@@ -449,17 +449,18 @@ def _mcp_servers(
 
 def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, policy: PermissionPolicy,
                   model: ModelClient, mcp_servers: dict[str, Any] | None, session_id: str | None = None) -> Session:
-    from .engine.session import Session, SessionOptions
+    from .engine.session import Session
     from .tools.registry import default_tools
+    from .tools.sandbox import SandboxConfig
 
     return Session(
         model=model,
-        tools=_chosen_tools(default_tools(cwd, settings), args.tools),
+        tools=_chosen_tools(default_tools(cwd, SandboxConfig.from_table(settings.sandbox)), args.tools),
         cwd=cwd,
         policy=policy,
         session_id=session_id or args.session_id,
         # Every value the settings decide is resolved here, once; the session reads its options only.
-        options=SessionOptions.from_settings(
+        options=session_options(
             settings,
             system_prompt=_system_prompt(args),
             append_system_prompt=args.append_system_prompt or "",
@@ -502,6 +503,33 @@ def _rewind_files(session: Session, prompt_id: str) -> int:
         return 1
     print(f"Files rewound to state at message {prompt_id} ({len(files)} file{'s' if len(files) != 1 else ''})")
     return 0
+
+
+def session_options(settings: Settings, **overrides: Any) -> SessionOptions:
+    """Every value the settings decide, resolved once on the front end's side (the engine never reads
+    the settings object); `overrides` are the caller's own choices (flags, `ask()`'s options)."""
+    from .engine import SessionOptions
+    from .engine.context.window import CompactionSettings
+    from .engine.loop.attempts import RetryPolicy
+
+    values: dict[str, Any] = {
+        "max_turns": settings.max_turns,
+        "max_tokens": settings.max_output_tokens,
+        "max_concurrency": settings.tools.get("maxConcurrency", 10),
+        "context_window": settings.context_window,
+        "retry": RetryPolicy(max_elapsed=settings.max_retry_seconds or RetryPolicy.max_elapsed),
+        "hooks": settings.hooks,
+        "env": settings.env,
+        "settings_problems": settings.problems,
+        "mcp_servers": settings.mcp_servers or None,
+        "fallback_model": settings.fallback_model,
+        "compaction": CompactionSettings.from_settings(settings.compaction),
+        "prompt_caching": settings.prompt_caching,
+        "thinking": settings.thinking,
+        "effort": settings.effort,
+    }
+    values.update(overrides)
+    return SessionOptions(**values)
 
 
 def _chosen_tools(tools: list[Any], names: str | None) -> list[Any]:

@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_dir
-
+# Re-exported: the front ends read them here.
+from .modes import PERMISSION_MODES as PERMISSION_MODES
+from .paths import config_dir as config_dir
 from .paths import shown_path
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 EFFORT_LEVELS = ("low", "medium", "high", "max")
 PROJECT_SETTINGS = Path(".agent-tui") / "settings.json"
 LOCAL_SETTINGS = Path(".agent-tui") / "settings.local.json"
-# The project's MCP servers, in Claude Code's file (engine/claude_files.py reads it).
+# The project's MCP servers, in Claude Code's file (engine/claude_files.py reads it; the command line
+# only looks whether it is there, before the engine loads).
 MCP_JSON = Path(".mcp.json")
 CLAUDE_PROJECT_SETTINGS = Path(".claude") / "settings.json"
 CLAUDE_LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
@@ -126,12 +127,6 @@ class SettingValue:
     key: str
     value: Any
     source: str
-
-
-def config_dir() -> Path:
-    """The user's agent-tui config folder (`AGENT_TUI_CONFIG_DIR` overrides it)."""
-    override = os.environ.get("AGENT_TUI_CONFIG_DIR")
-    return Path(override).expanduser() if override else Path(user_config_dir("agent-tui"))
 
 
 def user_settings_path() -> Path:

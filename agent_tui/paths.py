@@ -1,4 +1,5 @@
-"""How a path is shown to a person or to the model: the one place that shortens paths."""
+"""How a path is shown to a person or to the model (the one place that shortens paths), and agent-tui's
+own config, data and cache folders (settings, the engine and the sandbox read the same ones)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ def shown_path(path: str | Path, cwd: str | Path | None = None, *, home: bool = 
         if absolute.startswith(folder.rstrip(os.sep) + os.sep):
             return "~" + os.sep + absolute[len(folder.rstrip(os.sep)) + 1:]
     return absolute
+
+
+def config_dir() -> Path:
+    """The user's agent-tui config folder (`AGENT_TUI_CONFIG_DIR` overrides the platform default)."""
+    override = os.environ.get("AGENT_TUI_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("agent-tui"))
 
 
 def data_dir() -> Path:

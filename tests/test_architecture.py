@@ -160,23 +160,11 @@ def test_no_function_is_longer_than_80_lines() -> None:
 # Each front end and the engine modules it may import: the public surface (agent_tui.engine) and the events.
 ENGINE_SURFACE = {"agent_tui.engine", "agent_tui.engine.events"}
 FRONT_ENDS = {
+    "the TUI": ("agent_tui.tui",),
     "print mode": ("agent_tui.printer", "agent_tui.claude_stream"),
     "the Agent SDK transport": ("agent_tui.sdk_transport",),
     "the ACP agent": ("agent_tui.acp_agent", "agent_tui.acp_updates", "agent_tui.acp_wire"),
     "agent_tui.ask()": ("agent_tui.scripting", "agent_tui.session_config"),
-}
-# The TUI still reaches into these; the number may only go down (docs/architecture.md, "Front ends").
-TUI_ENGINE_MODULES_AT_MOST = 9
-# Engine and tool modules that still read the settings object themselves; no new one may start.
-CONFIG_IMPORTERS_AT_MOST = {
-    "agent_tui.engine.claude_files",
-    "agent_tui.engine.memory",
-    "agent_tui.engine.permissions.policy",
-    "agent_tui.engine.session",
-    "agent_tui.tools.base",
-    "agent_tui.tools.bash",
-    "agent_tui.tools.registry",
-    "agent_tui.tools.sandbox",
 }
 
 
@@ -188,22 +176,21 @@ def _engine_modules_of(*packages: str) -> dict[str, list[Import]]:
     return found
 
 
-def test_front_ends_import_only_the_engine_public_surface() -> None:
+def test_each_front_end_imports_at_most_two_engine_modules() -> None:
+    """The public surface and the events: whatever else a front end needs is a Session method or an export
+    of agent_tui.engine (docs/architecture.md §1)."""
     for name, packages in FRONT_ENDS.items():
         used = _engine_modules_of(*packages)
         beyond = [i for target, imports in used.items() if target not in ENGINE_SURFACE for i in imports]
+        assert used, f"{name}: no engine import found (a module renamed?)"
         assert len(used) <= 2 and not beyond, f"{name} reaches past agent_tui.engine:\n" + _where(beyond)
 
 
-def test_the_tui_imports_no_more_engine_modules_than_before() -> None:
-    used = _engine_modules_of("agent_tui.tui")
-    assert len(used) <= TUI_ENGINE_MODULES_AT_MOST, "the TUI imports more engine modules:\n" + "\n".join(sorted(used))
-
-
-def test_no_further_engine_or_tool_module_imports_config() -> None:
-    importers = {
-        i.importer for i in _imports()
+def test_no_engine_or_tool_module_imports_config() -> None:
+    """The settings object stays on the front end's side; the engine and the tools get typed values
+    (SessionOptions' fields, SandboxConfig, the policy's rules) built from it there."""
+    bad = [
+        i for i in _imports()
         if _in(i.importer, "agent_tui.engine", "agent_tui.tools") and i.target == "agent_tui.config"
-    }
-    assert importers <= CONFIG_IMPORTERS_AT_MOST, "settings reach the engine through SessionOptions, not config:\n" + \
-        "\n".join(sorted(importers - CONFIG_IMPORTERS_AT_MOST))
+    ]
+    assert not bad, "settings reach the engine through SessionOptions, not config:\n" + _where(bad)

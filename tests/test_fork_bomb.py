@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.config import Settings
 from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.messages import check_history
 from agent_tui.engine.models.anthropic import AnthropicModel
 from agent_tui.engine.permissions.policy import PermissionAnswer, PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
-from agent_tui.tools.sandbox import availability
+from agent_tui.tools.sandbox import SandboxConfig, availability
 from tests.engine_helpers import FAST_RETRY, auto_answer, tool_results
 from tests.loopback import reply, tool_use
 
@@ -60,7 +59,7 @@ async def test_the_next_bash_call_works_after_a_fork_bomb_times_out(api, tmp_pat
     )
     session = Session(
         model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test-key"),
-        tools=default_tools(settings=Settings(sandbox={"enabled": sandbox})),
+        tools=default_tools(sandbox=SandboxConfig(enabled=sandbox)),
         cwd=tmp_path,
         policy=PermissionPolicy(mode="default"),
         options=SessionOptions(retry=FAST_RETRY),

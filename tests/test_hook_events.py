@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_tui.config import Settings
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from tests.engine_helpers import make_session, tool_results
 from tests.loopback import reply, tool_use
@@ -38,7 +37,7 @@ def table(*entries: tuple[str, str, str | None]) -> dict[str, Any]:
 
 
 def session_for(api, tmp_path: Path, hooks: dict[str, Any], **options: Any):
-    return make_session(api.url, tmp_path, settings=Settings(hooks=hooks), **options)
+    return make_session(api.url, tmp_path, hooks=hooks, **options)
 
 
 def common_fields_hold(payload: dict[str, Any], event: str, session) -> None:

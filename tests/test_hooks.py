@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from agent_tui.config import Settings
 from agent_tui.engine import events as ev
 from agent_tui.engine.hooks import matcher_matches
 from agent_tui.engine.loop.query import TerminalReason
@@ -42,7 +41,7 @@ def hooks(event: str, *commands: str, matcher: str = "*", timeout: float | None 
 
 
 def session_with(api, tmp_path, table: dict[str, Any], **options: Any):
-    return make_session(api.url, tmp_path, settings=Settings(hooks=table), **options)
+    return make_session(api.url, tmp_path, hooks=table, **options)
 
 
 def touch(tmp_path: Path, name: str, id: str = "t_bash") -> Any:

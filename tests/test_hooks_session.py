@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_tui.config import Settings
 from agent_tui.engine import events as ev
 from agent_tui.engine.hooks import HookRunner
 from agent_tui.engine.loop.query import TerminalReason
@@ -44,7 +43,7 @@ def hooks(event: str, *commands: str, matcher: str | None = None) -> dict[str, A
 
 
 def session_with(api, tmp_path, table: dict[str, Any], **options: Any):
-    return make_session(api.url, tmp_path, settings=Settings(hooks=table), **options)
+    return make_session(api.url, tmp_path, hooks=table, **options)
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
@@ -427,7 +426,7 @@ async def test_hooks_see_the_settings_env(api, tmp_path):
     script = hook_script(tmp_path, "env.sh", f'echo "$TEAM_CHANNEL" > {out}\n')
     api.push(reply("ok"))
     session = make_session(
-        api.url, tmp_path, settings=Settings(hooks=hooks("UserPromptSubmit", script), env={"TEAM_CHANNEL": "#infra"})
+        api.url, tmp_path, hooks=hooks("UserPromptSubmit", script), env={"TEAM_CHANNEL": "#infra"}
     )
 
     await session.submit("hi")

@@ -403,12 +403,10 @@ def test_a_configured_elicitation_hook_answers_in_print_mode(api, tmp_path, kit)
 
 
 async def test_an_elicitation_hook_that_exits_2_declines_before_any_form(api, tmp_path, kit):
-    from agent_tui.config import Settings
-
     api.push(reply(tool_use("mcp__kit__book", {}, id="t_book")), reply("Not booked."))
     hooks = {"Elicitation": [{"matcher": "kit", "hooks": [{"type": "command", "command": "exit 2"}]}]}
     session = make_session(api.url, tmp_path, mcp_servers={"kit": kit}, policy=PermissionPolicy(allow=["mcp__kit"]),
-                           settings=Settings(hooks=hooks))
+                           hooks=hooks)
     session.accept_elicitation_forms()
     rec = Recorder(session)
 

@@ -169,7 +169,6 @@ def test_sigint_aborts_cleanly_with_exit_130(api, tmp_path, fmt):
 async def test_a_hook_that_stops_the_query_is_a_success_exit_0(api, tmp_path, event):
     import io
 
-    from agent_tui.config import Settings
     from agent_tui.printer import run_print
     from tests.engine_helpers import make_session
 
@@ -178,7 +177,7 @@ async def test_a_hook_that_stops_the_query_is_a_success_exit_0(api, tmp_path, ev
     hook.chmod(0o755)
     api.push(reply(tool_use("Bash", {"command": "echo hi"})) if event == "PreToolUse" else reply("Done."))
     table = {event: [{"hooks": [{"type": "command", "command": str(hook)}]}]}
-    session = make_session(api.url, tmp_path, settings=Settings(hooks=table))
+    session = make_session(api.url, tmp_path, hooks=table)
     out = io.StringIO()
 
     code = await run_print(session, "go", "json", out=out)

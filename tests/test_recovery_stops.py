@@ -121,14 +121,13 @@ async def test_a_budget_spent_by_the_final_answer_ends_as_token_budget(api, tmp_
 
 
 async def test_a_stop_hook_cannot_continue_past_a_spent_budget(api, tmp_path):
-    from agent_tui.config import Settings
 
     hook = tmp_path / "more.sh"
     hook.write_text('#!/bin/sh\necho \'{"decision": "block", "reason": "Do one more thing"}\'\n')
     hook.chmod(0o755)
     api.push(reply("first answer", usage={"output_tokens": 1_200}), reply("never sent"))
     session = make_session(api.url, tmp_path, max_budget_tokens=1_000,
-                           settings=Settings(hooks={"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]}))
+                           hooks={"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]})
 
     terminal = await session.submit("explain")
 
@@ -138,14 +137,13 @@ async def test_a_stop_hook_cannot_continue_past_a_spent_budget(api, tmp_path):
 
 
 async def test_a_stop_hook_continuation_past_the_threshold_carries_the_wrap_up_nudge(api, tmp_path):
-    from agent_tui.config import Settings
 
     hook = tmp_path / "more.sh"
     hook.write_text('#!/bin/sh\n[ -e done ] && exit 0\ntouch done\necho \'{"decision": "block", "reason": "Do one more thing"}\'\n')
     hook.chmod(0o755)
     api.push(reply("first answer", usage={"output_tokens": 950}), reply("wrapped up", usage={"output_tokens": 20}))
     session = make_session(api.url, tmp_path, max_budget_tokens=1_000,
-                           settings=Settings(hooks={"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]}))
+                           hooks={"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]})
 
     terminal = await session.submit("explain")
 

@@ -571,14 +571,14 @@ def test_no_notice_when_bash_is_sandboxed(project):
 def test_the_sandbox_block_is_read_from_settings(tmp_path):
     settings = load_settings(tmp_path, settings_file='{"sandbox": {"enabled": false, "excludedCommands": ["docker"],'
                              ' "network": {"allowedDomains": ["pypi.org"]}}}')
-    config = SandboxConfig.from_settings(settings)
+    config = SandboxConfig.from_table(settings.sandbox)
     assert (config.enabled, config.excluded_commands, config.network_allowed) == (False, ("docker",), True)
     assert settings.problems == []
 
 
 def test_a_malformed_sandbox_entry_is_reported_and_the_default_kept(tmp_path):
     settings = load_settings(tmp_path, settings_file='{"sandbox": {"enabled": "no"}}')
-    assert SandboxConfig.from_settings(settings).enabled is True
+    assert SandboxConfig.from_table(settings.sandbox).enabled is True
     assert any("sandbox.enabled" in p for p in settings.problems)
 
 

@@ -9,22 +9,27 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import events
+    from .bus import Subscription
+    from .claude_files import record_mcp_json_choice
     from .command_expansion import CommandExpansionError
     from .events import Event
     from .events import PermissionRequested as PermissionRequest
     from .loop.query import Terminal, TerminalReason
     from .mcp_features import ElicitationAnswer, ElicitationForm
-    from .messages import valid_utf8
+    from .messages import ATTACHMENT_CALL, Message, blocks, is_attachment, valid_utf8
     from .models.base import ModelClient
     from .permissions.policy import PermissionAnswer
+    from .pricing import format_usd
     from .session import Result, Session, SessionOptions
     from .store import SessionInfo, SessionNotFound, list_sessions, replay_events
 
 __all__ = [
+    "ATTACHMENT_CALL",
     "CommandExpansionError",
     "ElicitationAnswer",
     "ElicitationForm",
     "Event",
+    "Message",
     "ModelClient",
     "PermissionAnswer",
     "PermissionRequest",
@@ -33,10 +38,15 @@ __all__ = [
     "SessionInfo",
     "SessionNotFound",
     "SessionOptions",
+    "Subscription",
     "Terminal",
     "TerminalReason",
+    "blocks",
     "events",
+    "format_usd",
+    "is_attachment",
     "list_sessions",
+    "record_mcp_json_choice",
     "replay_events",
     "valid_utf8",
 ]
@@ -53,19 +63,31 @@ _WHERE = {
     "Result": (".session", "Result"),
     "Session": (".session", "Session"),
     "SessionOptions": (".session", "SessionOptions"),
+    # What `Session.resume()` raises for an id it cannot find.
+    "SessionNotFound": (".store", "SessionNotFound"),
+    # What `Session.subscribe()` returns.
+    "Subscription": (".bus", "Subscription"),
     # How a query ended (print mode's result object is made from it).
     "Terminal": (".loop.query", "Terminal"),
     "TerminalReason": (".loop.query", "TerminalReason"),
     # Stored sessions (`-c`, `-r`, an editor's session/list and session/load): listed, and redrawn as events.
     "SessionInfo": (".store", "SessionInfo"),
-    "SessionNotFound": (".store", "SessionNotFound"),
     "list_sessions": (".store", "list_sessions"),
     "replay_events": (".store", "replay_events"),
     # An MCP server's elicitation: the form its schema describes, and the answer (docs/architecture.md §5).
     "ElicitationAnswer": (".mcp_features", "ElicitationAnswer"),
     "ElicitationForm": (".mcp_features", "ElicitationForm"),
+    # Reading a history (exports): its messages' blocks, and which are `@`-attachments.
+    "ATTACHMENT_CALL": (".messages", "ATTACHMENT_CALL"),
+    "Message": (".messages", "Message"),
+    "blocks": (".messages", "blocks"),
+    "is_attachment": (".messages", "is_attachment"),
     # Text for a terminal or a pipe: undecodable bytes from files or commands as U+FFFD.
     "valid_utf8": (".messages", "valid_utf8"),
+    # A cost as people read it ("$0.0123").
+    "format_usd": (".pricing", "format_usd"),
+    # The answer about `.mcp.json` servers, kept where Claude Code keeps it (a settings file).
+    "record_mcp_json_choice": (".claude_files", "record_mcp_json_choice"),
 }
 
 

@@ -23,14 +23,22 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..config import MCP_JSON
 from ..tools.agent import AgentDefinition
 from .permissions.rules import split_rules
 
-if TYPE_CHECKING:
-    from ..config import Settings
+# The project's MCP servers, in Claude Code's file.
+MCP_JSON = Path(".mcp.json")
+
+
+class McpJsonApprovals(Protocol):
+    """What the settings recorded about `.mcp.json` servers (the front end passes its `Settings`)."""
+
+    enabled_mcpjson_servers: list[str]
+    disabled_mcpjson_servers: list[str]
+    enable_all_project_mcp_servers: bool
+
 
 # Lowest first: a later folder's file of the same name wins.
 COMMAND_DIRS = (Path(".claude") / "commands", Path(".agent-tui") / "commands")
@@ -241,7 +249,7 @@ def load_mcp_json(cwd: Path, problems: list[str] | None = None) -> dict[str, Any
     return {name: entry for name, entry in servers.items() if isinstance(entry, dict)}
 
 
-def mcp_json_state(name: str, settings: Settings) -> str:
+def mcp_json_state(name: str, settings: McpJsonApprovals) -> str:
     """"approved", "rejected" or "pending" (nobody has been asked yet) for a `.mcp.json` server."""
     if name in settings.disabled_mcpjson_servers:
         return "rejected"
@@ -252,7 +260,7 @@ def mcp_json_state(name: str, settings: Settings) -> str:
     return "pending"
 
 
-def split_mcp_json(servers: Mapping[str, Any], settings: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_mcp_json(servers: Mapping[str, Any], settings: McpJsonApprovals) -> tuple[dict[str, Any], dict[str, Any]]:
     """(approved, pending) `.mcp.json` servers; rejected ones are in neither."""
     approved: dict[str, Any] = {}
     pending: dict[str, Any] = {}

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import config_dir
+from ..paths import config_dir
 
 MEMORY_FILE_NAMES = ("AGENTS.md", "CLAUDE.md", ".agent-tui/AGENTS.md")
 MAX_IMPORT_DEPTH = 5

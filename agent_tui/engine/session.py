@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..tools.agent import AgentDefinition
 from ..tools.base import EditorFiles, Tool, ToolContext, ToolResult, tool_to_api, with_tools
 from ..tools.bash import move_to_background
@@ -41,6 +40,7 @@ from .context.window import (
     context_breakdown,
     count_tokens,
 )
+from .front_door import FrontDoor
 from .hook_transcript import HookTranscript
 from .hooks import DEFAULT_TIMEOUT as DEFAULT_HOOK_TIMEOUT
 from .hooks import HookCallback, HookCommand, HookRunner, context_text, hook_label
@@ -88,7 +88,11 @@ class SessionOptions:
     # In place of agent-tui's own system prompt (`--system-prompt`; "" : none); None: agent-tui's.
     system_prompt: str | None = None
     session_dir: Path | None = None
-    settings: Settings = field(default_factory=Settings)
+    # The settings' `hooks` table (Claude Code's shape) and `env` (what hook commands also get).
+    hooks: Mapping[str, Any] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    # What the settings layers could not use, shown as notices when the session starts.
+    settings_problems: Sequence[str] = ()
     # `mcpServers` (Claude Code's shape); None: none.
     mcp_servers: Mapping[str, Any] | None = None
     # Write the transcript (engine/store.py) so the session can be resumed.
@@ -115,27 +119,6 @@ class SessionOptions:
     clock: Callable[[], float] = time.monotonic
     # Take a checkpoint as each prompt starts (persisted sessions only; engine/checkpoints.py).
     checkpoints: bool = True
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **overrides: Any) -> SessionOptions:
-        """Every value the settings decide, resolved once (the front end's side builds it);
-        `overrides` are the caller's own choices (flags, `ask()`'s options)."""
-        values: dict[str, Any] = {
-            "max_turns": settings.max_turns,
-            "max_tokens": settings.max_output_tokens,
-            "max_concurrency": settings.tools.get("maxConcurrency", 10),
-            "context_window": settings.context_window,
-            "retry": RetryPolicy(max_elapsed=settings.max_retry_seconds or RetryPolicy.max_elapsed),
-            "settings": settings,
-            "mcp_servers": settings.mcp_servers or None,
-            "fallback_model": settings.fallback_model,
-            "compaction": CompactionSettings.from_settings(settings.compaction),
-            "prompt_caching": settings.prompt_caching,
-            "thinking": settings.thinking,
-            "effort": settings.effort,
-        }
-        values.update(overrides)
-        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +151,7 @@ class Result:
         )
 
 
-class Session:
+class Session(FrontDoor):
     def __init__(
         self,
         *,
@@ -212,13 +195,13 @@ class Session:
         self._running = False
         self._started = False
         self.hooks = HookRunner(
-            self.options.settings.hooks,
+            self.options.hooks,
             cwd=self.cwd,
             session_id=self.session_id,
             emit=self.bus.publish,
             permission_mode=lambda: self.policy.mode,
             transcript_path=self._hook_transcript_path,
-            env=self.options.settings.env,
+            env=self.options.env,
         )
         # The conversation in Claude Code's transcript shape, for hook scripts (None: no hooks yet).
         self._hook_transcript: HookTranscript | None = None
@@ -322,7 +305,7 @@ class Session:
         )
         for problem in self.hooks.problems:
             self.bus.publish(ev.Notice(kind="hook", message=problem))
-        for problem in self.options.settings.problems:
+        for problem in self.options.settings_problems:
             self.bus.publish(ev.Notice(kind="error", message=f"Settings: {problem}"))
         for problem in self.project_problems:
             self.bus.publish(ev.Notice(kind="error", message=problem))
@@ -959,7 +942,6 @@ class Session:
             cwd=self.cwd,
             abort=self._abort,
             session_dir=self.options.session_dir or (self.store.assets_dir if self.store else None),
-            settings=self.options.settings,
             state=self.tool_state,
             tool_use_id=tool_use_id,
             read_denied=self.policy.read_deny_check(self.cwd),

@@ -18,10 +18,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from ..config import Settings
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(slots=True)
@@ -78,7 +75,6 @@ class ToolContext:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Folder for this session's artefacts (saved large outputs).
     session_dir: Path | None = None
-    settings: Settings | None = None
     # Shared per-session state tools may keep (e.g. the read-state cache).
     state: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str = ""

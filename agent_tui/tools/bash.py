@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_tui.config import config_dir
+from agent_tui.paths import config_dir
 from agent_tui.shell.classify import is_read_only_command
 from agent_tui.tools import sandbox
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, one_line

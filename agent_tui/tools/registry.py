@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agent_tui.tools.agent import AgentTool
 from agent_tui.tools.ask_user import AskUserQuestionTool
@@ -23,21 +22,18 @@ from agent_tui.tools.webfetch import WebFetchTool
 from agent_tui.tools.websearch import WebSearchTool
 from agent_tui.tools.write import WriteTool
 
-if TYPE_CHECKING:
-    from agent_tui.config import Settings
 
-
-def default_tools(cwd: Path | None = None, settings: Settings | None = None) -> list[Tool]:
+def default_tools(cwd: Path | None = None, sandbox: SandboxConfig | None = None) -> list[Tool]:
     """Fresh instances of every built-in tool (the Session attaches itself to Agent).
 
     `cwd` is the session's working directory: file tools show paths relative to it;
-    `settings` gives Bash its `sandbox` block (None: the defaults).
+    `sandbox` is Bash's sandbox, from the settings' `sandbox` block (None: the defaults).
     """
     return [
         ReadTool(),
         GlobTool(),
         GrepTool(),
-        BashTool(SandboxConfig.from_settings(settings)),
+        BashTool(sandbox or SandboxConfig()),
         EditTool(cwd=cwd),
         MultiEditTool(cwd=cwd),
         WriteTool(cwd=cwd),

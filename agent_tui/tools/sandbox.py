@@ -40,7 +40,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_tui.shell.parse import CommandPart, Redirect, Word, parse_command
 from agent_tui.shell.protected import (
@@ -51,9 +51,6 @@ from agent_tui.shell.protected import (
     PROJECT_DIRS,
     PROJECT_FILES,
 )
-
-if TYPE_CHECKING:
-    from agent_tui.config import Settings
 
 # Credentials a sandboxed command never sees (hidden behind an empty mount when they exist).
 SECRET_PATHS = (
@@ -102,9 +99,10 @@ class SandboxConfig:
     pass_env: tuple[str, ...] = ()
 
     @classmethod
-    def from_settings(cls, settings: Settings | None) -> SandboxConfig:
-        """From `Settings.sandbox` (already validated by config.py); None or {} gives the defaults."""
-        table: Mapping[str, Any] = settings.sandbox if settings is not None else {}
+    def from_table(cls, table: Mapping[str, Any] | None) -> SandboxConfig:
+        """From the settings' `sandbox` block (already validated by config.py, passed by the front end's
+        side); None or {} gives the defaults."""
+        table = table or {}
         network = table.get("network") or {}
         filesystem = table.get("filesystem") or {}
         return cls(
@@ -308,8 +306,7 @@ atexit.register(lambda: _release(list(_PLACEHOLDERS)))
 
 def own_dirs() -> list[Path]:
     """agent-tui's own config, data and cache folders: never writable from the sandbox."""
-    from agent_tui.config import config_dir
-    from agent_tui.paths import cache_dir, data_dir
+    from agent_tui.paths import cache_dir, config_dir, data_dir
 
     return [config_dir(), data_dir(), cache_dir()]
 

@@ -28,7 +28,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
-from ..config import LOCAL_SETTINGS
+from ..config import LOCAL_SETTINGS, Settings
 from ..paths import cache_dir as css_cache_dir
 from .css_cache import CachedStylesheet
 from .notify import Notifier
@@ -94,6 +94,7 @@ class AgentApp(App[int], inherit_bindings=False):
         keymap: dict[str, str] | None = None,
         pick_session: bool = False,
         mcp_json_pending: dict[str, dict] | None = None,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
         # Parsed once, then read back by later runs (`css_cache.py`): a few hundredths off the first frame.
@@ -103,11 +104,12 @@ class AgentApp(App[int], inherit_bindings=False):
         if isinstance(session, SessionStart):
             self.session, self._start = None, session
         else:
-            self.session, self._start = session, SessionStart.of(session)
+            self.session, self._start = session, SessionStart.of(session, settings or Settings())
         self._session_ready = asyncio.Event()
         # `.mcp.json` servers nobody approved or rejected yet: asked about before the session starts.
         self._mcp_json_pending = dict(mcp_json_pending or {})
-        settings = self._start.settings
+        # The settings the front end was started with (`/config`, the status line, notifications, keys).
+        self.settings = settings = self._start.settings
         self.notifier = Notifier(self._write_to_terminal, settings.preferred_notif_channel)
         # `agent-tui -r` with no id: the app opens on the list of stored sessions.
         self._pick_session = pick_session
@@ -251,7 +253,7 @@ class AgentApp(App[int], inherit_bindings=False):
         session.accept_elicitation_forms()  # MCP servers' forms show here (elicitation.py)
         self.prompt_input.resource_mentions = self._resource_mentions
         self._mcp_json_pending = dict(mcp_json_pending)
-        self._bridge = Bridge(session.bus, self)
+        self._bridge = Bridge(session, self)
         self.conversation = Conversation(self, session, lambda: self.clock(), self.refresh_header)
         self.refresh_header()
         gauge = self.gauge
@@ -259,9 +261,9 @@ class AgentApp(App[int], inherit_bindings=False):
         gauge.threshold = session.auto_compact_threshold
         self.run_worker(self._bridge.run(), name="bridge", group="bridge", exit_on_error=False)
         self.status_line = self.query_one(StatusLine)
-        self.status_line.configure(session.options.settings.status_line, session.cwd,
+        self.status_line.configure(self.settings.status_line, session.cwd,
                                    lambda: status_payload(self.session, self.started_at))
-        session.bus.add_listener(self._notify_when_away)
+        session.add_listener(self._notify_when_away)
         self.set_interval(TICK, self.conversation.tick)
         self._session_ready.set()
         if self._mcp_json_pending:
@@ -293,7 +295,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
     def _mcp_json_answered(self, choice: str | None) -> None:
         """Remember the answer where Claude Code keeps it (local settings); approved servers start with the session."""
-        from ..engine.claude_files import record_mcp_json_choice
+        from ..engine import record_mcp_json_choice
 
         pending, self._mcp_json_pending = self._mcp_json_pending, {}
         choice = choice or "reject"
@@ -388,7 +390,7 @@ class AgentApp(App[int], inherit_bindings=False):
         header.offline = model.offline
         header.offline_requested = model.requested
         header.cwd = str(start.cwd)
-        header.mode = session.policy.mode if session is not None else start.mode
+        header.mode = session.permission_mode if session is not None else start.mode
         header.session_id = session.session_id if session is not None else start.session_id
 
     # ------------------------------------------------------------ prompts
@@ -397,7 +399,6 @@ class AgentApp(App[int], inherit_bindings=False):
         self._soon(self._take_input, message.text)
 
     def _take_input(self, text: str) -> None:
-        from ..engine.claude_files import find_command
         from .commands import parse_slash
 
         if text.lstrip().startswith(("!", "#")):  # `!command` and `#text` (tui/shortcuts.py)
@@ -410,7 +411,7 @@ class AgentApp(App[int], inherit_bindings=False):
             # In a worker: the app keeps reading keys (Esc stops a /compact) while it runs.
             self.run_slash_later(*parsed)
             return
-        found = find_command(self.session.custom_commands, text)
+        found = self.session.find_command(text)
         if found is not None:
             command, arguments = found
             if command.runs_shell:
@@ -762,11 +763,8 @@ class AgentApp(App[int], inherit_bindings=False):
                 handed_back = time.perf_counter()
 
     async def _replay_resumed(self) -> None:
-        from ..engine.store import replay_events
-
-        transcript = self.session.transcript
-        if transcript is not None and self.session.history:
-            await self.load_history(replay_events(transcript))
+        if self.session.transcript is not None and self.session.history:
+            await self.load_history(self.session.replay_events())
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
             if self.session.fork_notice:
                 self.say(self.session.fork_notice, kind="error")
@@ -798,12 +796,13 @@ def run_tui(
     keymap: dict[str, str] | None = None,
     pick_session: bool = False,
     mcp_json_pending: dict[str, dict] | None = None,
+    settings: Settings | None = None,
 ) -> int:
     """Run the full-screen app until the person quits; the exit code."""
     from .terminal import TerminalGuard
 
     app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session,
-                   mcp_json_pending=mcp_json_pending)
+                   mcp_json_pending=mcp_json_pending, settings=settings)
     guard = app.terminal_guard = TerminalGuard(app.save_session_now)
     guard.install()
     try:

@@ -11,13 +11,16 @@ frame the app can draw, not one per delta.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 
 from ..engine import events as ev
-from ..engine.bus import EventBus, Subscription
 from .safe_text import safe_event
+
+if TYPE_CHECKING:
+    from ..engine import Session, Subscription
 
 
 class EngineEvents(Message):
@@ -31,10 +34,10 @@ class EngineEvents(Message):
 
 
 class Bridge:
-    def __init__(self, bus: EventBus, target: MessagePump) -> None:
+    def __init__(self, session: Session, target: MessagePump) -> None:
         self._target = target
         # Subscribed at once so nothing published before the worker starts is missed.
-        self._subscription: Subscription = bus.subscribe("tui")
+        self._subscription: Subscription = session.subscribe("tui")
 
     async def run(self) -> None:
         sub = self._subscription

@@ -18,6 +18,7 @@ from ..paths import shown_path
 from .state import format_seconds, format_tokens
 
 if TYPE_CHECKING:
+    from ..config import Settings
     from ..engine import Session
 
 
@@ -25,6 +26,7 @@ class CommandHost(Protocol):
     """What the slash commands use of the app (AgentApp is the one implementation)."""
 
     session: Session
+    settings: Settings
     started_at: float
     theme: str
 
@@ -249,7 +251,7 @@ async def _model(app: CommandHost, arg: str) -> None:
     if not arg:
         offline = " — the offline demo model; set ANTHROPIC_API_KEY to talk to Claude" if model.offline else ""
         lines = [f"Model: {model.label}{offline} · context window {format_tokens(app.session.context_window)}"]
-        available = await model.list_models()
+        available = await app.session.list_models()
         if available:
             lines.append("Available: " + ", ".join(available) + " (/model NAME switches)")
         app.say("\n".join(lines))
@@ -266,7 +268,7 @@ async def _model(app: CommandHost, arg: str) -> None:
 
 
 async def _cost(app: CommandHost, arg: str) -> None:
-    from ..engine.pricing import format_usd
+    from ..engine import format_usd
 
     totals = app.session.usage_totals
     cost = app.session.cost_usd
@@ -286,17 +288,17 @@ async def _cost(app: CommandHost, arg: str) -> None:
 async def _permissions(app: CommandHost, arg: str) -> None:
     """`/permissions` lists the rules by source, numbered; `/permissions remove N` drops one;
     `/permissions MODE` sets the mode."""
-    policy = app.session.policy
+    session = app.session
     word, _, rest = arg.partition(" ")
     if word == "remove":
-        entries = _numbered_rules(policy)
+        entries = session.permission_rules()
         try:
             entry = entries[int(rest) - 1]
         except (ValueError, IndexError):
             app.say(f"No rule number {rest!r}; /permissions lists them.", kind="error")
             return
         try:
-            policy.remove_rule(entry)
+            session.remove_permission_rule(entry)
         except (KeyError, OSError, ValueError) as exc:
             app.say(f"Could not remove {entry.rule}: {exc}", kind="error")
             return
@@ -307,9 +309,9 @@ async def _permissions(app: CommandHost, arg: str) -> None:
         if arg not in MODES:
             app.say(f"Unknown mode {arg!r}; one of: {', '.join(MODES)}", kind="error")
             return
-        app.session.set_permission_mode(arg)
-    lines = [f"**Permission mode:** `{policy.mode}` (Shift+Tab cycles default → acceptEdits → plan)", ""]
-    entries = _numbered_rules(policy)
+        session.set_permission_mode(arg)
+    lines = [f"**Permission mode:** `{session.permission_mode}` (Shift+Tab cycles default → acceptEdits → plan)", ""]
+    entries = session.permission_rules()
     if not entries:
         lines.append("No rules: read-only tools run, everything else asks.")
     else:
@@ -318,11 +320,6 @@ async def _permissions(app: CommandHost, arg: str) -> None:
             lines.append(f"| {n} | `{entry.rule}` | {entry.behavior} | {entry.source} |")
         lines += ["", "`/permissions remove N` removes a rule (also from its settings file)."]
     await app.show_markdown("\n".join(lines))
-
-
-def _numbered_rules(policy: object) -> list:
-    grouped = policy.entries_by_source()  # type: ignore[attr-defined]
-    return [entry for entries in grouped.values() for entry in entries]
 
 
 async def _compact(app: CommandHost, arg: str) -> None:
@@ -348,7 +345,7 @@ async def _context(app: CommandHost, arg: str) -> None:
 
 
 async def _config(app: CommandHost, arg: str) -> None:
-    settings = app.session.options.settings
+    settings = app.settings
     lines = ["| key | value | from |", "| --- | --- | --- |"]
     for row in settings.effective():
         value = json.dumps(row.value, ensure_ascii=False) if not isinstance(row.value, str) else row.value
@@ -402,12 +399,12 @@ async def _mcp(app: CommandHost, arg: str) -> None:
 
 
 async def _resume(app: CommandHost, arg: str) -> None:
-    from ..engine.store import SessionNotFound, list_sessions, replay_events
+    from ..engine import SessionNotFound
 
     if app.session.running:
         app.say("A turn is running: press Esc first, then /resume.", kind="error")
         return
-    sessions = [s for s in list_sessions(app.session.cwd) if s.session_id != app.session.session_id]
+    sessions = [s for s in app.session.stored_sessions() if s.session_id != app.session.session_id]
     if not arg:
         if not sessions:
             app.say("No other stored sessions for this directory.")
@@ -424,12 +421,12 @@ async def _resume(app: CommandHost, arg: str) -> None:
     if arg.isdigit() and 0 < int(arg) <= len(sessions):
         target = sessions[int(arg) - 1].session_id
     try:
-        transcript = app.session.resume(target)
+        app.session.resume(target)
     except SessionNotFound:
         app.say(f"No stored session matches {arg!r}; /resume lists them.", kind="error")
         return
     await app.clear_view()
-    await app.load_history(replay_events(transcript))
+    await app.load_history(app.session.replay_events())
     if app.session.fork_notice:
         app.say(app.session.fork_notice, kind="error")
     app.refresh_header()

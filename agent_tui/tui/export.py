@@ -7,9 +7,12 @@ this is what `/transcript` shows and `/export` writes.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..engine.messages import ATTACHMENT_CALL, Message, blocks, is_attachment
+from ..engine import ATTACHMENT_CALL, blocks, is_attachment
+
+if TYPE_CHECKING:
+    from ..engine import Message
 
 
 def _fence(text: str, info: str = "") -> str:

@@ -10,18 +10,13 @@ attached too, without the `@`.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..engine.messages import ATTACHMENT_CALL, ATTACHMENT_RESULT
 from ..tools.media import human_size, is_image_path
-
-if TYPE_CHECKING:
-    from ..tools.base import ToolResult
 
 MENTION = re.compile(r"(?<![\w@])@((?:\\ |[^\s])+)")
 MAX_CANDIDATES = 12
@@ -100,41 +95,7 @@ def path_candidates(partial: str, cwd: Path) -> list[str]:
 
 
 async def prompt_content(prompt: Prompt, session: Any) -> str | list[dict[str, Any]]:
-    """The user message for `prompt`: plain text, or Read blocks then the text."""
+    """The user message for `prompt`: plain text, or Read blocks (the session's own Read) then the text."""
     if not prompt.files:
         return prompt.text
-    blocks: list[dict[str, Any]] = []
-    read = next((t for t in session.tools if t.name == "Read"), None)
-    for path in prompt.files:
-        call = {"file_path": str(path)}
-        result = await _read(read, call, session) if read is not None else _plain_read(path)
-        blocks.append({"type": "text", "text": ATTACHMENT_CALL + json.dumps(call)})
-        if isinstance(result, str):
-            blocks.append({"type": "text", "text": ATTACHMENT_RESULT + result})
-            continue
-        for block in result:
-            # An image or document goes as is; text (an image's "could not be sent" note keeps its mark).
-            is_text = block.get("type") == "text"
-            blocks.append({**block, "text": ATTACHMENT_RESULT + block.get("text", "")} if is_text else block)
-    blocks.append({"type": "text", "text": prompt.text})
-    return blocks
-
-
-async def _read(tool: Any, call: dict[str, Any], session: Any) -> str | list[dict[str, Any]]:
-    from ..tools.base import ToolResult  # loaded with the session
-
-    result: ToolResult | None = None
-    async for item in tool.call(call, session.make_context("attachment")):
-        if isinstance(item, ToolResult):
-            result = item
-    if result is None:
-        return "(no result)"
-    return result.content
-
-
-def _plain_read(path: Path) -> str:
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        return f"Could not read {path}: {exc}"
-    return "\n".join(f"{i:6}\t{line}" for i, line in enumerate(lines, 1))
+    return [*await session.attachment_blocks(prompt.files), {"type": "text", "text": prompt.text}]

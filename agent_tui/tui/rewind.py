@@ -125,12 +125,10 @@ async def rewind_to(app: Any, checkpoint: Any, *, code: bool, conversation: bool
 
 async def _redraw(app: Any) -> None:
     """The view as the stored transcript now has it (a replay leaves out what a rewind cut)."""
-    from ..engine.store import load_transcript, replay_events
-
-    store = app.session.store
     await app.clear_view()
-    if store is not None and store.path.exists():
-        await app.load_history(replay_events(load_transcript(store.path)))
+    events = app.session.replay_events(stored=True)
+    if events:
+        await app.load_history(events)
 
 
 async def ask_choice(app: Any, screen: ChoiceScreen) -> str | None:

@@ -44,8 +44,8 @@ class SessionStart:
     load: Callable[[], None] = load_engine
 
     @classmethod
-    def of(cls, session: Session) -> SessionStart:
+    def of(cls, session: Session, settings: Settings) -> SessionStart:
         """For a session made before the app (a resumed one, tests): nothing left to load or build."""
-        return cls(session.cwd, session.options.settings, session.model, session.policy.mode, session.session_id,
+        return cls(session.cwd, settings, session.model, session.permission_mode, session.session_id,
                    lambda: (session, {}), lambda: None)
 

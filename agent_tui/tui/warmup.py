@@ -19,8 +19,8 @@ def _load_for_first_answer() -> None:
     import anyio._backends._asyncio  # noqa: F401  (what httpx2 and the file watcher load on first use)
     import h11  # noqa: F401
     import httpcore2  # noqa: F401
+    import httpx2  # noqa: F401  (the model transport's HTTP client)
 
-    from ..engine.models import transport  # noqa: F401  (httpx2)
     from .widgets.markdown_lite import _lexer, _parser
 
     _parser()

@@ -11,12 +11,12 @@ from typing import Any
 from rich.console import Console
 from textual.pilot import Pilot
 
-from agent_tui.config import Settings
 from agent_tui.engine import events as ev
 from agent_tui.engine.models.anthropic import AnthropicModel
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session
 from agent_tui.tools.registry import default_tools
+from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tui.app import AgentApp
 from tests.loopback import LoopbackServer
 
@@ -44,7 +44,7 @@ def make_app(
     )
     session = Session(
         model=AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test"),
-        tools=default_tools(settings=Settings(sandbox={"enabled": sandbox})),
+        tools=default_tools(sandbox=SandboxConfig(enabled=sandbox)),
         cwd=cwd,
         policy=policy,
         session_id=SESSION_ID,

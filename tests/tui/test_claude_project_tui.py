@@ -30,16 +30,18 @@ from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_
 def app_for(api_or_model, cwd: Path, *, settings: Settings | None = None, **app_options) -> tuple[AgentApp, list]:
     model = api_or_model if isinstance(api_or_model, DemoModel) else AnthropicModel(
         "claude-sonnet-4-6", base_url=api_or_model.url, api_key="test")
+    settings = settings or Settings()
     session = Session(
         model=model,
         tools=default_tools(cwd),
         cwd=cwd,
         policy=PermissionPolicy(mode="default", cwd=cwd, local_settings_path=cwd / ".agent-tui" / "settings.local.json"),
-        options=SessionOptions(settings=settings or Settings()),
+        # What the command line passes the session of the settings (the app keeps the rest).
+        options=SessionOptions(hooks=settings.hooks, env=settings.env, settings_problems=settings.problems),
     )
     recorded: list[ev.Event] = []
     session.bus.add_listener(recorded.append)
-    return AgentApp(session, **app_options), recorded
+    return AgentApp(session, settings=settings, **app_options), recorded
 
 
 # ---------------------------------------------------------------- custom commands

@@ -84,7 +84,7 @@ async def test_compact_summarises_the_conversation(api, tmp_path):
 async def test_config_memory_mcp_and_todos_answer(api, tmp_path):
     (tmp_path / "AGENTS.md").write_text("Always use tabs.\n")
     app, _ = make_app(api, tmp_path)
-    app.session.options.settings = Settings(model="claude-sonnet-4-6", sources={"model": "project"})
+    app.settings = Settings(model="claude-sonnet-4-6", sources={"model": "project"})
     # Tall enough for every /config row, the model's source among them.
     async with app.run_test(size=(120, 56)) as pilot:
         await command(pilot, "/memory")

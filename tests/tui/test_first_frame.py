@@ -19,6 +19,7 @@ from agent_tui.engine.models.anthropic import AnthropicModel
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session
 from agent_tui.tools.registry import default_tools
+from agent_tui.tools.sandbox import SandboxConfig
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.start import SessionStart
 from tests.loopback import reply, text
@@ -50,7 +51,7 @@ def deferred_app(api, cwd: Path, gate: threading.Event, *, fail: Exception | Non
             raise fail
         session = Session(
             model=model,
-            tools=default_tools(settings=Settings(sandbox={"enabled": False})),
+            tools=default_tools(sandbox=SandboxConfig(enabled=False)),
             cwd=cwd,
             policy=PermissionPolicy(mode="acceptEdits", cwd=cwd),
             session_id=SESSION_ID,

@@ -37,7 +37,7 @@ async def test_the_commands_first_line_shows_under_the_input_and_updates(api, tm
     script.write_text(SCRIPT)
     api.push(reply(text("Hello.")))
     app, recorded = make_app(api, tmp_path)
-    app.session.options.settings = _settings(f"{sys.executable} {script} {log}")
+    app.settings = _settings(f"{sys.executable} {script} {log}")
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: "| default |" in _line(app))
         assert "claude-sonnet-4-6" in _line(app) and "a second line" not in screen_text(app)
@@ -64,7 +64,7 @@ async def test_a_command_that_hangs_is_killed_after_its_timeout_and_the_app_goes
     api.push(reply(text("Still answering.")))
     marker = tmp_path / "started"
     app, recorded = make_app(api, tmp_path)
-    app.session.options.settings = _settings(f"touch {marker}; exec sleep 30", timeout=0.5)
+    app.settings = _settings(f"touch {marker}; exec sleep 30", timeout=0.5)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, marker.exists)
         await type_prompt(pilot, "hi")

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ...config import PERMISSION_MODES, config_dir
 from ...hidden_text import has_hidden
+from ...modes import PERMISSION_MODES
+from ...paths import config_dir
 from ...shell.classify import foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
 from ...shell.danger import danger_reason, sensitive_write_reason
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
@@ -65,7 +66,7 @@ from .rules import (
     suggest_for_path,
 )
 
-MODES = PERMISSION_MODES  # one list, in config: the settings check it too
+MODES = PERMISSION_MODES  # one list (modes.py): the settings check it too
 # Shift+Tab cycles through these (bypass and dontAsk are chosen explicitly).
 CYCLE = ("default", "acceptEdits", "plan")
 BEHAVIORS = ("deny", "ask", "allow")

@@ -269,7 +269,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         if not form.done:
             self._show()
             return
-        from ...engine.permissions.policy import PermissionAnswer
+        from ...engine import PermissionAnswer
 
         self.pending.popleft()
         if request.future is not None and not request.future.done():
@@ -318,7 +318,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._resolve("deny", feedback=text or None)
 
     def _resolve(self, behavior: str, *, remember: bool = False, feedback: str | None = None) -> None:
-        from ...engine.permissions.policy import PermissionAnswer
+        from ...engine import PermissionAnswer
 
         request = self.current
         if request is None or not self._armed or (remember and not (self._always_armed and self.offers_always())):
