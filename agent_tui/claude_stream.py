@@ -137,9 +137,8 @@ class ClaudeCodeStream:
 
     def init_message(self, event: ev.SessionStarted) -> dict[str, Any]:
         session = self.session
-        manager = session.mcp
         servers = [{"name": s.name, "status": s.state, **({"error": s.error} if s.error else {})}
-                   for s in manager.servers()] if manager else []
+                   for s in session.mcp_statuses()]
         commands = session.custom_commands
         agents = {**BUILT_IN_AGENTS, **session.agent_types}
         return {

@@ -102,7 +102,7 @@ async def run_print(
     messages: list[dict[str, Any]] = []
     retry_line = _listen(session, output_format, out, messages, verbose=verbose, include_partial=include_partial)
     api_clock = ApiClock()
-    session.bus.add_listener(api_clock)
+    session.add_listener(api_clock)
     terminal, interrupted = await _submit(session, prompt, allowed_tools)
     if retry_line is not None:
         retry_line.close()
@@ -131,9 +131,9 @@ def _listen(session: Session, output_format: str, out: TextIO, messages: list[di
         def print_message(message: dict[str, Any]) -> None:
             out.write(encode(message) + "\n")
 
-        session.bus.add_listener(ClaudeCodeStream(session, print_message, include_partial=include_partial))
+        session.add_listener(ClaudeCodeStream(session, print_message, include_partial=include_partial))
     elif output_format == "json" and verbose:
-        session.bus.add_listener(ClaudeCodeStream(session, messages.append))
+        session.add_listener(ClaudeCodeStream(session, messages.append))
     if output_format == "stream-events":
         write = out.write
 
@@ -144,10 +144,10 @@ def _listen(session: Session, output_format: str, out: TextIO, messages: list[di
             else:
                 write(encode(event.to_dict()) + "\n")
 
-        session.bus.add_listener(print_event)
+        session.add_listener(print_event)
         return None
     retry_line = RetryLine(sys.stderr)
-    session.bus.add_listener(retry_line)
+    session.add_listener(retry_line)
     return retry_line
 
 

@@ -46,9 +46,9 @@ async def ask(
         offline=offline, interactive=can_use_tool is not None,
     )
     session = config.build()
-    subscription = session.bus.subscribe("ask")
+    subscription = session.subscribe("ask")
     if can_use_tool is not None:
-        session.bus.add_listener(lambda event: _answer(event, can_use_tool))
+        session.add_listener(lambda event: _answer(event, can_use_tool))
     run = asyncio.ensure_future(session.submit(prompt))
     try:
         while True:

@@ -69,11 +69,11 @@ class SdkTransport:
         self._api = ApiClock()
         self._state_frames = bool(os.environ.get(_READS_STATE_ENV) or os.environ.get(_EMIT_STATE_ENV))
         self._host_only = not os.environ.get(_EMIT_STATE_ENV)
-        session.bus.add_listener(ClaudeCodeStream(session, self.send, include_partial=include_partial,
-                                                  version=PROTOCOL_VERSION, replay_user_messages=replay_user_messages))
-        session.bus.add_listener(self._api)
-        session.bus.add_listener(self._on_event)
-        session.sdk_mcp_relay = self._mcp_relay
+        session.add_listener(ClaudeCodeStream(session, self.send, include_partial=include_partial,
+                                              version=PROTOCOL_VERSION, replay_user_messages=replay_user_messages))
+        session.add_listener(self._api)
+        session.add_listener(self._on_event)
+        session.set_sdk_mcp_relay(self._mcp_relay)
 
     # ------------------------------------------------------------ the run
 
@@ -289,7 +289,7 @@ class SdkTransport:
                     for rule in update.get("rules") or []:
                         content = rule.get("ruleContent")
                         text = rule["toolName"] + (f"({content})" if content else "")
-                        self.session.policy.add_rule(text, behavior, source="session")
+                        self.session.add_permission_rule(text, behavior)
                 elif kind == "setMode":
                     self.session.set_permission_mode(update["mode"])
                 elif kind == "addDirectories":
@@ -347,7 +347,7 @@ class SdkTransport:
             "models": [{"value": m, "displayName": m, "description": ""} for m in dict.fromkeys(models)],
             "output_style": "default",
             "available_output_styles": ["default"],
-            "permissionMode": session.policy.mode,
+            "permissionMode": session.permission_mode,
             "capabilities": {"interrupt": True, "setPermissionMode": True, "setModel": True, "mcpStatus": True,
                              "getContextUsage": True,
                              "rewindFiles": session.checkpoints is not None,

@@ -22,7 +22,7 @@ from .store import SessionInfo, list_sessions, load_transcript, replay_events
 if TYPE_CHECKING:
     from ..tools.base import Tool, ToolContext
     from .bus import EventBus, Subscription
-    from .mcp import SdkRelay
+    from .mcp import McpManager, McpServerStatus, SdkRelay
     from .models.base import ModelClient
     from .permissions.policy import PermissionPolicy, RuleEntry
     from .store import Transcript, TranscriptStore
@@ -40,6 +40,7 @@ class FrontDoor:
     store: TranscriptStore | None
     transcript: Transcript | None
     sdk_mcp_relay: SdkRelay | None
+    mcp: McpManager | None
     make_context: Callable[[str], ToolContext]
 
     # ---------------------------------------------------------------- the bus
@@ -84,11 +85,26 @@ class FrontDoor:
         """The models the provider offers (empty when it cannot say)."""
         return await self.model.list_models()
 
+    def mcp_statuses(self) -> list[McpServerStatus]:
+        """The MCP servers as they stand (connecting, connected, failed) and their tools; [] before any."""
+        return self.mcp.servers() if self.mcp is not None else []
+
     def set_sdk_mcp_relay(self, relay: SdkRelay | None) -> None:
         """Where `"type": "sdk"` MCP servers are reached (the Agent SDK transport relays them)."""
         self.sdk_mcp_relay = relay
 
     # ---------------------------------------------------------------- stored sessions
+
+    @property
+    def persisted(self) -> bool:
+        """Whether the conversation is written to a transcript (and can be resumed)."""
+        return self.store is not None
+
+    def close_transcript(self) -> None:
+        """Flush and close the transcript, releasing the session's lock, when the process must end
+        before the session's own shutdown; from any thread."""
+        if self.store is not None:
+            self.store.close()
 
     def stored_sessions(self) -> list[SessionInfo]:
         """The conversations stored for this directory, newest first."""

@@ -334,8 +334,8 @@ class AgentApp(App[int], inherit_bindings=False):
         """Flush and close the transcript (releasing the session's lock) when the process must
         end before its shutdown finished; from any thread."""
         session = self.session
-        if session is not None and session.store is not None:
-            session.store.close()
+        if session is not None:
+            session.close_transcript()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.Paste) and not getattr(event, "is_forwarded", False):
@@ -812,7 +812,7 @@ def run_tui(
     if guard.status is not None:
         return guard.status  # killed, or the terminal is gone: nothing more to print
     session = app.session  # None if the app closed before it was made
-    if session is not None and session.store is not None and session.history:
+    if session is not None and session.persisted and session.history:
         # As Claude Code does: the way back into this conversation, left in the terminal.
         print(f"Resume this session with:\nagent-tui -r {session.session_id}")
     if app.return_code:

@@ -374,12 +374,12 @@ async def _memory(app: CommandHost, arg: str) -> None:
 
 
 async def _mcp(app: CommandHost, arg: str) -> None:
-    manager = app.session.mcp
-    if manager is None:
+    servers = app.session.mcp_statuses()
+    if not servers:
         app.say("No MCP servers configured (mcpServers in settings, or --mcp-config).")
         return
     lines = []
-    for server in manager.servers():
+    for server in servers:
         lines.append(f"**{server.name}** · {server.state} · {server.transport} `{_cell(server.target)}`")
         if server.error:
             lines.append(f"> {server.error.splitlines()[0] if server.error else ''}")

@@ -47,7 +47,7 @@ def status_payload(session: Any, started_at: float) -> dict[str, Any]:
         "workspace": {"current_dir": cwd, "project_dir": cwd},
         "version": __version__,
         "output_style": {"name": "default"},
-        "permission_mode": session.policy.mode,
+        "permission_mode": session.permission_mode,
         "cost": {"total_cost_usd": cost or 0.0, "total_duration_ms": int((time.monotonic() - started_at) * 1000)},
     }
 
