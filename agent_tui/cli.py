@@ -102,7 +102,7 @@ def _add_program_flags(p: argparse.ArgumentParser) -> None:
                    help="only the MCP servers of --mcp-config (not settings, not .mcp.json)")
     p.add_argument("--tools", metavar="NAMES", help='the tools offered: "default", "" (none) or "Read,Grep,..."')
     p.add_argument("--max-budget-usd", type=float, metavar="USD",
-                   help="no further prompt starts once the session has cost this much")
+                   help="stop once the session has cost this much (before its next model request)")
     p.add_argument("--json-schema", metavar="SCHEMA", help="accepted; structured output is not supported")
     p.add_argument("--replay-user-messages", action="store_true",
                    help="with --input-format stream-json: echo each prompt back with its uuid")
@@ -131,9 +131,6 @@ def _say_ignored(args: argparse.Namespace) -> None:
         print("agent-tui: --json-schema is not supported (no structured output); ignored", file=sys.stderr)
     if args.fork_session and not (args.continue_session or args.resume):
         print("agent-tui: --fork-session needs --resume or --continue; ignored", file=sys.stderr)
-    if args.max_budget_usd is not None and args.input_format != "stream-json":
-        print("agent-tui: --max-budget-usd is checked before each prompt of --input-format stream-json; "
-              "a single prompt runs whatever it costs", file=sys.stderr)
     if args.permission_prompt_tool not in (None, "stdio"):
         print(f"agent-tui: --permission-prompt-tool {args.permission_prompt_tool}: only stdio is supported; "
               "permission questions are denied", file=sys.stderr)
@@ -465,6 +462,7 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
             system_prompt=_system_prompt(args),
             append_system_prompt=args.append_system_prompt or "",
             max_budget_tokens=args.max_budget_tokens,
+            max_budget_usd=args.max_budget_usd,
             mcp_servers=settings.mcp_servers or None if mcp_servers is None else mcp_servers,
             persist=True,
             checkpoints=takes_checkpoints(args.print_mode),

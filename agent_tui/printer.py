@@ -28,6 +28,7 @@ from .engine import events as ev
 _SUBTYPES = {
     TerminalReason.COMPLETED: "success",
     TerminalReason.MAX_TURNS: "error_max_turns",
+    TerminalReason.MAX_BUDGET_USD: "error_max_budget_usd",
     TerminalReason.STOP_HOOK_PREVENTED: "success",
     TerminalReason.HOOK_STOPPED: "success",
 }

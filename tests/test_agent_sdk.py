@@ -219,6 +219,19 @@ def serve(api, cwd: Path, lines: list[str], *extra: str) -> subprocess.Completed
                           capture_output=True, text=True, timeout=60)
 
 
+async def test_max_budget_usd_ends_the_turn_between_model_requests(api, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    api.push(reply(tool_use("Read", {"file_path": str(tmp_path / "notes.txt")}), usage={"input_tokens": 10_000}),
+             reply("Never asked for."))
+
+    messages = await collect("read the notes", options(api, tmp_path, max_budget_usd=0.01))
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.is_error and result.subtype == "error_max_budget_usd"
+    assert result.total_cost_usd is not None and result.total_cost_usd >= 0.03
+    assert len(api.requests) == 1
+
+
 def test_bad_stdin_lines_are_reported_and_the_session_goes_on(api, tmp_path):
     api.push(reply("Still here."))
 

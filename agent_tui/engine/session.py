@@ -108,6 +108,8 @@ class SessionOptions:
     fallback_model: str | None = None
     # --max-budget-tokens: output tokens one prompt may spend.
     max_budget_tokens: int | None = None
+    # --max-budget-usd: what the session may cost; a prompt stops before the request that would go past it.
+    max_budget_usd: float | None = None
     # None: the defaults (CompactionSettings()).
     compaction: CompactionSettings | None = None
     # cache_control breakpoints in requests (some local servers reject them).
@@ -679,6 +681,13 @@ class Session(FrontDoor):
         """What the session's requests cost at list prices; None when a model has no known price."""
         return total_cost_usd(self.usage_by_model)
 
+    def _cost_with(self, running: dict[str, dict[str, int]]) -> float | None:
+        """The session's cost with what the running query has spent (not yet in its totals)."""
+        merged = {model: dict(usage) for model, usage in self.usage_by_model.items()}
+        for model, usage in running.items():
+            add_usage(merged.setdefault(model, {}), usage)
+        return total_cost_usd(merged)
+
     @property
     def prompt_caching(self) -> bool:
         return self.options.prompt_caching
@@ -1023,6 +1032,8 @@ class Session(FrontDoor):
             on_message=self._persist,
             fallback_model=self.fallback_model,
             max_budget_tokens=self.options.max_budget_tokens,
+            max_budget_usd=self.options.max_budget_usd,
+            cost_usd=lambda: self._cost_with(by_model),
             compaction=self.compaction_settings,
             results_dir=self.results_dir,
             reload_system=self._system_after_compaction,

@@ -105,6 +105,8 @@ class TerminalReason(str, enum.Enum):
     TOKEN_BUDGET = "token_budget"
     # An image the API cannot take (too large after resizing, corrupt, unsupported).
     IMAGE_ERROR = "image_error"
+    # --max-budget-usd: the session has cost that much (checked before each request after the first).
+    MAX_BUDGET_USD = "max_budget_usd"
 
 
 # A hook's deliberate stop ends the query as intended, not as a failure (as in Claude Code).
@@ -189,6 +191,10 @@ class QueryParams:
     fallback_model: str | None = None
     # --max-budget-tokens: output tokens this query may spend.
     max_budget_tokens: int | None = None
+    # --max-budget-usd: what the session may cost; `cost_usd` says what it has cost so far, this
+    # query's requests included (None: a model without a price, so the budget cannot be checked).
+    max_budget_usd: float | None = None
+    cost_usd: Callable[[], float | None] | None = None
     compaction: CompactionSettings | None = None
     # Where the tool-result budget saves large results (default: a temporary folder).
     results_dir: Path | None = None
@@ -238,6 +244,8 @@ async def query(params: QueryParams) -> Terminal:
     while True:
         if params.abort.is_set():
             return q.finish(state, TerminalReason.ABORTED_STREAMING, _interrupted_history(list(state.messages)))
+        if state.transition is not None and (spent := q.over_budget_usd()) is not None:
+            return q.fail(state, TerminalReason.MAX_BUDGET_USD, list(state.messages), spent)
         turn = q.begin_turn(state)
         for phase in (
             q.pre_process,  # (1) tool-result budget -> microcompact -> autocompact
@@ -717,6 +725,16 @@ class _Query:
             stop_hook_blocks=state.stop_hook_blocks + 1,
             max_output_tokens_override=None,
         )
+
+    def over_budget_usd(self) -> str | None:
+        """Why no further request is made: `--max-budget-usd` is spent (None: within it, or no budget)."""
+        params = self.params
+        if params.max_budget_usd is None or params.cost_usd is None:
+            return None
+        cost = params.cost_usd()
+        if cost is None or cost < params.max_budget_usd:
+            return None
+        return f"Reached the maximum budget (${params.max_budget_usd:g}; spent ${cost:.4f})"
 
     def budget_verdict(self, state: State) -> BudgetVerdict | None:
         """The `--max-budget-tokens` verdict on what this query has spent (None: no budget)."""
