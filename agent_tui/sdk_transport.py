@@ -332,7 +332,12 @@ class SdkTransport:
             session.define_agent(AgentDefinition(
                 name=name, description=agent.get("description", ""), system_prompt=agent.get("prompt", ""),
                 tools=tuple(tools) if isinstance(tools, list) else None, model=agent.get("model")))
-        for option in ("skills", "systemPromptSnapshot", "excludeDynamicSections"):
+        skills = request.get("skills")
+        if isinstance(skills, list):
+            unknown = session.limit_skills(str(name) for name in skills)
+            if unknown:
+                print(f"agent-tui: initialize: no skill named {', '.join(unknown)}", file=self._err)
+        for option in ("systemPromptSnapshot", "excludeDynamicSections"):
             if request.get(option) is not None:
                 print(f"agent-tui: initialize: {option} is not supported, ignored", file=self._err)
         agents = {**BUILT_IN_AGENTS, **session.agent_types}

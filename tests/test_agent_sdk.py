@@ -232,6 +232,20 @@ async def test_max_budget_usd_ends_the_turn_between_model_requests(api, tmp_path
     assert len(api.requests) == 1
 
 
+async def test_initialize_skills_keeps_only_the_skills_the_program_names(api, tmp_path):
+    for name in ("alpha", "beta"):
+        folder = tmp_path / ".claude" / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Use for {name} work\n---\nDo {name}.\n")
+    api.push(reply("ok"))
+
+    preset = {"type": "preset", "preset": "claude_code"}
+    await collect("hi", options(api, tmp_path, skills=["alpha"], system_prompt=preset))
+
+    system = "\n".join(b["text"] for b in api.requests[0].body["system"])
+    assert "- alpha: Use for alpha work" in system and "beta" not in system
+
+
 def test_bad_stdin_lines_are_reported_and_the_session_goes_on(api, tmp_path):
     api.push(reply("Still here."))
 

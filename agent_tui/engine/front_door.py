@@ -9,11 +9,12 @@ policy, the bus, the store or the tools, so the engine's internals can change be
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.base import ToolResult
+from ..tools.skill import SkillDefinition, skills_block
 from . import events as ev
 from .claude_files import CustomCommand, find_command
 from .messages import ATTACHMENT_CALL, ATTACHMENT_RESULT
@@ -40,6 +41,8 @@ class FrontDoor:
     store: TranscriptStore | None
     transcript: Transcript | None
     sdk_mcp_relay: SdkRelay | None
+    skills: dict[str, SkillDefinition]
+    system_prompt: str
     mcp: McpManager | None
     make_context: Callable[[str], ToolContext]
 
@@ -88,6 +91,17 @@ class FrontDoor:
     def mcp_statuses(self) -> list[McpServerStatus]:
         """The MCP servers as they stand (connecting, connected, failed) and their tools; [] before any."""
         return self.mcp.servers() if self.mcp is not None else []
+
+    def limit_skills(self, names: Iterable[str]) -> list[str]:
+        """Keep only the skills named (a program's `skills` allowlist): the system prompt lists only
+        those and the Skill tool loads only those.  The names that match no skill, sorted."""
+        wanted = set(names)
+        kept = {name: skill for name, skill in self.skills.items() if name in wanted}
+        listed = "\n\n" + skills_block(self.skills) if self.skills else ""
+        if listed and listed in self.system_prompt:
+            self.system_prompt = self.system_prompt.replace(listed, "\n\n" + skills_block(kept) if kept else "", 1)
+        self.skills = kept
+        return sorted(wanted - set(kept))
 
     def set_sdk_mcp_relay(self, relay: SdkRelay | None) -> None:
         """Where `"type": "sdk"` MCP servers are reached (the Agent SDK transport relays them)."""
