@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -103,7 +104,8 @@ def _add_program_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", metavar="NAMES", help='the tools offered: "default", "" (none) or "Read,Grep,..."')
     p.add_argument("--max-budget-usd", type=float, metavar="USD",
                    help="stop once the session has cost this much (before its next model request)")
-    p.add_argument("--json-schema", metavar="SCHEMA", help="accepted; structured output is not supported")
+    p.add_argument("--json-schema", metavar="SCHEMA",
+                   help="a JSON Schema (an object) the answer must also match: the result's structured_output")
     p.add_argument("--replay-user-messages", action="store_true",
                    help="with --input-format stream-json: echo each prompt back with its uuid")
     p.add_argument("--rewind-files", metavar="USER_MESSAGE_UUID",
@@ -127,8 +129,6 @@ def _say_ignored(args: argparse.Namespace) -> None:
     for name, value in vars(args).items():
         if name.startswith("ignored_") and value not in (None, False):
             print(f"agent-tui: --{name[8:].replace('_', '-')} is not supported and was ignored", file=sys.stderr)
-    if args.json_schema is not None:
-        print("agent-tui: --json-schema is not supported (no structured output); ignored", file=sys.stderr)
     if args.fork_session and not (args.continue_session or args.resume):
         print("agent-tui: --fork-session needs --resume or --continue; ignored", file=sys.stderr)
     if args.permission_prompt_tool not in (None, "stdio"):
@@ -388,7 +388,18 @@ def _session_start(args: argparse.Namespace, cwd: Path, settings: Settings, mode
 
 
 def _flag_problem(args: argparse.Namespace, prompt: str | None) -> int | None:
-    """An exit status when the flags do not go together."""
+    """An exit status when the flags do not go together (or --json-schema is no schema)."""
+    if args.json_schema is not None:
+        from .tools.structured_output import schema_problem
+
+        try:
+            args.json_schema = json.loads(args.json_schema)
+        except ValueError as exc:
+            print(f"agent-tui: --json-schema: not JSON ({exc})", file=sys.stderr)
+            return 2
+        if problem := schema_problem(args.json_schema):
+            print(f"agent-tui: --json-schema: {problem}", file=sys.stderr)
+            return 2
     if args.input_format == "stream-json":
         if args.output_format != "stream-json":
             print("Error: --input-format=stream-json requires --output-format=stream-json", file=sys.stderr)
@@ -463,6 +474,7 @@ def _make_session(args: argparse.Namespace, cwd: Path, settings: Settings, polic
             append_system_prompt=args.append_system_prompt or "",
             max_budget_tokens=args.max_budget_tokens,
             max_budget_usd=args.max_budget_usd,
+            json_schema=args.json_schema,
             mcp_servers=settings.mcp_servers or None if mcp_servers is None else mcp_servers,
             persist=True,
             checkpoints=takes_checkpoints(args.print_mode),

@@ -29,6 +29,7 @@ _SUBTYPES = {
     TerminalReason.COMPLETED: "success",
     TerminalReason.MAX_TURNS: "error_max_turns",
     TerminalReason.MAX_BUDGET_USD: "error_max_budget_usd",
+    TerminalReason.MAX_STRUCTURED_OUTPUT_RETRIES: "error_max_structured_output_retries",
     TerminalReason.STOP_HOOK_PREVENTED: "success",
     TerminalReason.HOOK_STOPPED: "success",
 }
@@ -48,7 +49,7 @@ class _ValidUtf8:
 
 
 def result_object(session: Session, terminal: Terminal, duration_ms: int, duration_api_ms: int = 0) -> dict[str, Any]:
-    return {
+    result = {
         "type": "result",
         "subtype": _SUBTYPES.get(terminal.reason, "error_during_execution"),
         "is_error": terminal.is_error,
@@ -82,6 +83,10 @@ def result_object(session: Session, terminal: Terminal, duration_ms: int, durati
             for model, usage in session.usage_by_model.items()
         },
     }
+    if session.structured_output is not None:
+        # --json-schema: the answer as JSON that matches the schema (the SDKs read this field).
+        result["structured_output"] = session.structured_output
+    return result
 
 
 OUTPUT_FORMATS = ("text", "json", "stream-json", "stream-events")

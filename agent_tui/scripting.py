@@ -34,16 +34,18 @@ async def ask(
     mcp_servers: dict[str, Any] | None = None,
     offline: bool = False,
     can_use_tool: CanUseTool | None = None,
+    json_schema: dict[str, Any] | None = None,
 ) -> AsyncIterator[Event | Result]:
     """Answer `prompt` in `cwd`; yields every bus event of the run, then the `Result`.
 
     Nobody is asked about a tool call the rules leave undecided: it is denied (as with `-p`), unless
-    `can_use_tool` answers it."""
+    `can_use_tool` answers it.  With `json_schema` (an object schema) the answer is also JSON that
+    matches it, in `Result.structured_output`."""
     config = SessionConfig.from_options(
         cwd=Path(cwd or Path.cwd()), model=model, permission_mode=permission_mode,
         allowed_tools=list(allowed_tools), disallowed_tools=list(disallowed_tools), max_turns=max_turns,
         system_prompt=system_prompt, append_system_prompt=append_system_prompt, mcp_servers=mcp_servers,
-        offline=offline, interactive=can_use_tool is not None,
+        offline=offline, interactive=can_use_tool is not None, json_schema=json_schema,
     )
     session = config.build()
     subscription = session.subscribe("ask")

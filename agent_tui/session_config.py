@@ -28,6 +28,8 @@ class SessionConfig:
     append_system_prompt: str | None = None
     mcp_servers: Mapping[str, Any] | None = field(default=None, compare=False)
     offline: bool = False
+    # The answer must also be JSON matching this schema (an object): `Result.structured_output`.
+    json_schema: Mapping[str, Any] | None = field(default=None, compare=False)
     # Undecided tool calls publish `permission_requested` for the caller to answer; else they are denied.
     interactive: bool = False
 
@@ -52,14 +54,21 @@ class SessionConfig:
             argv.append("--mcp-config=" + json.dumps({"mcpServers": dict(self.mcp_servers)}))
         if self.offline:
             argv.append("--offline")
+        if self.json_schema is not None:
+            argv.append("--json-schema=" + json.dumps(dict(self.json_schema)))
         return argv
 
     def build(self) -> Session:
         """The session; ValueError when the settings or the MCP configuration are invalid."""
         from . import cli
         from .config import SettingsError, load_settings
+        from .tools.structured_output import schema_problem
 
         args = cli.build_parser().parse_args(self.argv())
+        if self.json_schema is not None:
+            if problem := schema_problem(self.json_schema):
+                raise ValueError(f"json_schema: {problem}")
+            args.json_schema = dict(self.json_schema)
         try:
             settings = load_settings(self.cwd, flags=cli.flag_settings(args))
         except SettingsError as exc:

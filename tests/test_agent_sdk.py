@@ -292,9 +292,59 @@ def test_a_piped_run_without_p_is_print_mode_and_exits_0(api, tmp_path):
 def test_an_ignored_flag_says_so_on_stderr(api, tmp_path):
     api.push(reply("ok"))
     out = serve(api, tmp_path, [json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}})],
-                "--json-schema", '{"type": "object"}')
+                "--betas", "some-beta")
     assert out.returncode == 0, out.stderr
-    assert "--json-schema is not supported" in out.stderr
+    assert "--betas is not supported and was ignored" in out.stderr
+
+
+CITY_SCHEMA = {"type": "object", "required": ["city", "population"], "additionalProperties": False,
+               "properties": {"city": {"type": "string"}, "population": {"type": "integer", "minimum": 1}}}
+
+
+async def test_output_format_json_schema_gives_the_result_structured_output(api, tmp_path):
+    api.push(
+        reply("Paris has about two million people."),
+        reply(tool_use("StructuredOutput", {"city": "Paris", "population": 0}, id="s1")),
+        reply(tool_use("StructuredOutput", {"city": "Paris", "population": 2_100_000}, id="s2")),
+        reply("Done."),
+    )
+
+    schema_format = {"type": "json_schema", "schema": CITY_SCHEMA}
+    messages = await collect("how big is Paris?", options(api, tmp_path, output_format=schema_format))
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and not result.is_error
+    assert result.structured_output == {"city": "Paris", "population": 2_100_000}
+    offered = {t["name"]: t for t in api.requests[0].body["tools"]}["StructuredOutput"]
+    assert offered["input_schema"] == CITY_SCHEMA
+    # Ending without it, the model is told to call it; a value that does not match goes back as the tool's error.
+    assert "You MUST call the StructuredOutput tool" in json.dumps(api.requests[1].body["messages"][-1])
+    mismatch = tool_results(api.requests[2].body)[0]
+    assert mismatch["is_error"]
+    assert result_text(mismatch) == "Output does not match required schema: population: 0 is less than the minimum of 1"
+    assert not tool_results(api.requests[3].body)[0].get("is_error")
+
+
+def test_a_run_that_never_gives_the_structured_output_is_an_error(api, tmp_path):
+    api.push(reply("No JSON from me."), reply("Still no JSON."))
+
+    out = subprocess.run([AGENT, "-p", "how big is Paris?", "--output-format", "json", "--json-schema",
+                          json.dumps(CITY_SCHEMA)], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env=env_for(api.url, CLAUDE_CODE_STOP_HOOK_BLOCK_CAP="1"))
+
+    result = json.loads(out.stdout)
+    assert out.returncode == 1 and result["is_error"]
+    assert result["subtype"] == "error_max_structured_output_retries" and "structured_output" not in result
+    assert len(api.requests) == 2
+
+
+def test_a_json_schema_that_is_no_object_schema_is_refused(api, tmp_path):
+    for schema, says in (('{"type": "string"}', "must describe an object"), ("{nope", "not JSON"),
+                         ('{"type": "object", "properties": 3}', "not a valid JSON Schema")):
+        out = subprocess.run([AGENT, "-p", "hi", "--json-schema", schema], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=60, env=env_for(api.url))
+        assert out.returncode == 2 and says in out.stderr
+    assert api.requests == []
 
 
 async def test_the_older_claude_code_sdk_string_query_parses_to_the_result(api, tmp_path):

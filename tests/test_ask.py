@@ -44,3 +44,14 @@ async def test_ask_denies_undecided_calls_unless_can_use_tool_answers(api, tmp_p
     allowed = [item async for item in agent_tui.ask("write a.txt", cwd=tmp_path, can_use_tool=can_use_tool)]
 
     assert asked == ["Write"] and target.read_text() == "x" and allowed[-1].result == "Written."
+
+
+async def test_ask_with_a_json_schema_gives_the_structured_output(api, tmp_path, monkeypatch):
+    for key, value in env_for(api.url).items():
+        monkeypatch.setenv(key, value)
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    api.push(reply(tool_use("StructuredOutput", {"answer": 42}, id="s1")), reply("42."))
+
+    items = [item async for item in agent_tui.ask("the answer?", cwd=tmp_path, json_schema=schema)]
+
+    assert items[-1].structured_output == {"answer": 42} and not items[-1].is_error

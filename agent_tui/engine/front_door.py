@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..tools.base import ToolResult
 from ..tools.skill import SkillDefinition, skills_block
+from ..tools.structured_output import STATE_KEY as STRUCTURED_STATE
 from . import events as ev
 from .claude_files import CustomCommand, find_command
 from .messages import ATTACHMENT_CALL, ATTACHMENT_RESULT
@@ -43,6 +44,7 @@ class FrontDoor:
     sdk_mcp_relay: SdkRelay | None
     skills: dict[str, SkillDefinition]
     system_prompt: str
+    tool_state: dict[str, Any]
     mcp: McpManager | None
     make_context: Callable[[str], ToolContext]
 
@@ -91,6 +93,11 @@ class FrontDoor:
     def mcp_statuses(self) -> list[McpServerStatus]:
         """The MCP servers as they stand (connecting, connected, failed) and their tools; [] before any."""
         return self.mcp.servers() if self.mcp is not None else []
+
+    @property
+    def structured_output(self) -> Any:
+        """With `--json-schema`: what the model gave StructuredOutput in the last prompt (None: nothing)."""
+        return self.tool_state.get(STRUCTURED_STATE)
 
     def limit_skills(self, names: Iterable[str]) -> list[str]:
         """Keep only the skills named (a program's `skills` allowlist): the system prompt lists only

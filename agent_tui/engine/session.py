@@ -16,7 +16,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,10 @@ from ..tools.bash import move_to_background
 from ..tools.file_state import ReadStateWatcher
 from ..tools.skill import NAME as SKILL_TOOL
 from ..tools.skill import SkillDefinition, skills_block
+from ..tools.structured_output import NAME as STRUCTURED_OUTPUT
+from ..tools.structured_output import REMINDER as STRUCTURED_REMINDER
+from ..tools.structured_output import STATE_KEY as STRUCTURED_STATE
+from ..tools.structured_output import StructuredOutputTool
 from . import events as ev
 from .background_agents import BackgroundAgents
 from .bus import EventBus
@@ -110,6 +114,8 @@ class SessionOptions:
     max_budget_tokens: int | None = None
     # --max-budget-usd: what the session may cost; a prompt stops before the request that would go past it.
     max_budget_usd: float | None = None
+    # --json-schema: each prompt's answer is also JSON matching it, through the StructuredOutput tool.
+    json_schema: Mapping[str, Any] | None = None
     # None: the defaults (CompactionSettings()).
     compaction: CompactionSettings | None = None
     # cache_control breakpoints in requests (some local servers reject them).
@@ -137,6 +143,8 @@ class Result:
     error: str | None = None
     total_cost_usd: float | None = None
     permission_denials: tuple[dict[str, Any], ...] = ()
+    # With a JSON schema: the answer as JSON that matches it.
+    structured_output: Any = None
 
     @classmethod
     def of(cls, session: Session, terminal: Terminal) -> Result:
@@ -150,6 +158,7 @@ class Result:
             error=terminal.error,
             total_cost_usd=session.cost_usd,
             permission_denials=tuple(d.to_dict() for d in session.permission_denials),
+            structured_output=session.structured_output,
         )
 
 
@@ -173,6 +182,8 @@ class Session(FrontDoor):
         self.bus = bus or EventBus()
         self.options = options or SessionOptions()
         self.session_id = session_id or str(uuid.uuid4())
+        if self.options.json_schema is not None:
+            self.tools = [*self.tools, StructuredOutputTool(self.options.json_schema)]
         self.history: list[Message] = ensure_tool_result_pairing(history) if history else []
         self._load_project()
         # Commands started with run_in_background, shared with subagents; killed by `aclose`.
@@ -208,6 +219,8 @@ class Session(FrontDoor):
         # The conversation in Claude Code's transcript shape, for hook scripts (None: no hooks yet).
         self._hook_transcript: HookTranscript | None = None
         self._hook_scratch: str | None = None
+        if self.options.json_schema is not None:
+            self.add_hook_callback("Stop", None, STRUCTURED_OUTPUT, self._ask_for_structured_output)
         # SessionStart hooks still to run and why ("startup" | "resume" | "clear"); their context rides
         # with the next prompt.
         self._session_start_source: str | None = "resume" if history else "startup"
@@ -1044,8 +1057,22 @@ class Session(FrontDoor):
             take_notifications=self.background_agents.take_notifications,
         )
 
+    async def _ask_for_structured_output(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The Stop hook of `--json-schema`: the turn goes on until the model has called StructuredOutput."""
+        return {} if STRUCTURED_STATE in self.tool_state else {"decision": "block", "reason": STRUCTURED_REMINDER}
+
+    def _structured_output_kept(self, terminal: Terminal) -> Terminal:
+        """A prompt that ended well without the structured output it owed is an error (Claude Code's
+        error_max_structured_output_retries)."""
+        if self.options.json_schema is None or terminal.is_error or STRUCTURED_STATE in self.tool_state:
+            return terminal
+        text = f"The model ended without giving the structured output ({STRUCTURED_OUTPUT} was not called)"
+        self.bus.publish(ev.Notice(kind="error", message=text))
+        return replace(terminal, reason=TerminalReason.MAX_STRUCTURED_OUTPUT_RETRIES, error=text)
+
     async def _run(self, prompt: str | list[dict[str, Any]], queued: bool, prompt_id: str) -> Terminal:
         self._abort = asyncio.Event()
+        self.tool_state.pop(STRUCTURED_STATE, None)
         self._running = True
         started = time.monotonic()
         notes = [text_block(note) for note in [*self._shell_context, *self.background_agents.take_notifications()]]
@@ -1082,6 +1109,7 @@ class Session(FrontDoor):
             self.bus.publish(ev.Notice(kind="error", message=terminal.error or ""))
         finally:
             self._running = False
+        terminal = self._structured_output_kept(terminal)
         history = terminal.messages
         if check_history(history):
             history = ensure_tool_result_pairing(history)

@@ -107,6 +107,8 @@ class TerminalReason(str, enum.Enum):
     IMAGE_ERROR = "image_error"
     # --max-budget-usd: the session has cost that much (checked before each request after the first).
     MAX_BUDGET_USD = "max_budget_usd"
+    # --json-schema: the model ended without the structured output, however often it was asked (the session).
+    MAX_STRUCTURED_OUTPUT_RETRIES = "max_structured_output_retries"
 
 
 # A hook's deliberate stop ends the query as intended, not as a failure (as in Claude Code).
