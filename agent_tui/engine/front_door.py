@@ -95,6 +95,11 @@ class FrontDoor:
         return self.mcp.servers() if self.mcp is not None else []
 
     @property
+    def background_shells(self) -> dict[str, Any]:
+        """The background commands by id (`/bashes`): each with its command, state, log and `stop()`."""
+        return dict(self.tool_state.get("background_shells", {}))
+
+    @property
     def structured_output(self) -> Any:
         """With `--json-schema`: what the model gave StructuredOutput in the last prompt (None: nothing)."""
         return self.tool_state.get(STRUCTURED_STATE)

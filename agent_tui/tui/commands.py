@@ -434,7 +434,7 @@ async def _resume(app: CommandHost, arg: str) -> None:
 
 
 async def _bashes(app: CommandHost, arg: str) -> None:
-    shells = app.session.tool_state.get("background_shells", {})
+    shells = app.session.background_shells
     words = arg.split()
     if words[:1] == ["kill"]:
         if len(words) != 2 or words[1] not in shells:
