@@ -224,7 +224,7 @@ class AcpAgent:
         except ValueError as exc:
             raise RequestError.internal_error({"details": f"cannot start a session in {folder}: {exc}"}) from None
         for directory in directories or []:
-            session.policy.add_directory(directory)
+            session.add_directory(directory)
         client_servers = _mcp_servers(mcp_servers or [])
         if client_servers:
             # The editor's servers join the settings' (a name both use: the editor's).
@@ -262,7 +262,7 @@ class AcpAgent:
             await conn.session_update(session_id=session_id, update=update)
 
         live = LiveSession(session_id, session, translator, Outbox(send))
-        live.detach = session.bus.add_listener(lambda event: self._on_event(live, event))
+        live.detach = session.add_listener(lambda event: self._on_event(live, event))
         if self._fs.read_text_file or self._fs.write_text_file:
             session.use_files(ClientFiles(conn, session_id, bool(self._fs.read_text_file),
                                           bool(self._fs.write_text_file)))
@@ -297,7 +297,7 @@ class AcpAgent:
     @staticmethod
     def _modes(session: Session) -> schema.SessionModeState:
         return schema.SessionModeState(
-            current_mode_id=session.policy.mode,
+            current_mode_id=session.permission_mode,
             available_modes=[schema.SessionMode(id=mode, name=name, description=description)
                              for mode, (name, description) in MODES.items()])
 
@@ -401,7 +401,7 @@ class AcpAgent:
             return PermissionAnswer("allow", remember=chosen == "allow_always")
         if chosen == "reject_always" and rule:
             with contextlib.suppress(ValueError):
-                live.session.policy.add_rule(rule, "deny", source="session")
+                live.session.add_permission_rule(rule, "deny")
         return PermissionAnswer("deny")
 
     async def _questions(self, live: LiveSession, event: ev.PermissionRequested) -> PermissionAnswer:

@@ -54,9 +54,9 @@ class FrontDoor:
         """A queue of every event from now on (`close()` it when done)."""
         return self.bus.subscribe(name)
 
-    def add_listener(self, listener: Callable[[ev.Event], None]) -> None:
-        """Call `listener` with every event, synchronously, as it is published."""
-        self.bus.add_listener(listener)
+    def add_listener(self, listener: Callable[[ev.Event], Any]) -> Callable[[], None]:
+        """Call `listener` with every event, synchronously, as it is published; returns what removes it."""
+        return self.bus.add_listener(listener)
 
     # ---------------------------------------------------------------- permissions
 
