@@ -194,3 +194,31 @@ def test_no_engine_or_tool_module_imports_config() -> None:
         if _in(i.importer, "agent_tui.engine", "agent_tui.tools") and i.target == "agent_tui.config"
     ]
     assert not bad, "settings reach the engine through SessionOptions, not config:\n" + _where(bad)
+
+
+def _attribute_chain(node: ast.expr) -> list[str]:
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    return names[::-1]
+
+
+def test_front_ends_never_assign_the_sessions_state() -> None:
+    """`session.x = ...` or `session.policy.mode = ...` from a front end: a change no event reports.
+    The session's methods make the change and publish it (docs/architecture.md §5)."""
+    modules = _modules()
+    bad = []
+    for packages in FRONT_ENDS.values():
+        for module, path in modules.items():
+            if not _in(module, *packages):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
+                for target in targets:
+                    if "session" in _attribute_chain(target)[:-1]:
+                        bad.append(f"  {path.relative_to(PACKAGE.parent)}:{node.lineno} {ast.unparse(target)}")
+    assert not bad, "front ends change the session through its methods:\n" + "\n".join(bad)
