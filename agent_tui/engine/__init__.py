@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from . import events
     from .bus import Subscription
-    from .claude_files import record_mcp_json_choice
+    from .claude_files import CustomCommand, record_mcp_json_choice
     from .command_expansion import CommandExpansionError
     from .events import Event
     from .events import PermissionRequested as PermissionRequest
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ATTACHMENT_CALL",
     "CommandExpansionError",
+    "CustomCommand",
     "ElicitationAnswer",
     "ElicitationForm",
     "Event",
@@ -86,6 +87,8 @@ _WHERE = {
     "valid_utf8": (".messages", "valid_utf8"),
     # A cost as people read it ("$0.0123").
     "format_usd": (".pricing", "format_usd"),
+    # A custom slash command (`Session.find_command`), as `.claude/commands` defines it.
+    "CustomCommand": (".claude_files", "CustomCommand"),
     # The answer about `.mcp.json` servers, kept where Claude Code keeps it (a settings file).
     "record_mcp_json_choice": (".claude_files", "record_mcp_json_choice"),
 }

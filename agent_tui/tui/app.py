@@ -47,9 +47,8 @@ from .widgets.transcript import Notice, Transcript
 if TYPE_CHECKING:
     from textual.driver import Driver
 
-    from ..engine import Session
+    from ..engine import CustomCommand, Session
     from ..engine import events as ev
-    from ..engine.claude_files import CustomCommand
     from .bridge import Bridge, EngineEvents
     from .commands import SlashCommand
     from .mentions import Prompt
