@@ -48,6 +48,7 @@ from .loop.attempts import RetryPolicy
 from .loop.executor import ExecutorOptions, PermissionDenial
 from .loop.query import QueryParams, Terminal, TerminalReason, query
 from .loop.subagent import run_subagent
+from .memo import HistoryMemo
 from .memory import Memory, append_memory, load_memory, project_memory_file
 from .messages import (
     Message,
@@ -197,6 +198,8 @@ class Session:
         # Set by `resume` when the session was open elsewhere and this one continues a copy.
         self.forked_from: str | None = None
         self.tool_state: dict[str, Any] = {"background_shells": self._background_shells}
+        # Each history message's API form and JSON, made once across the session's requests.
+        self._memo = HistoryMemo()
         self._watcher: ReadStateWatcher | None = None
         self.permission_denials: list[PermissionDenial] = []
         self.usage_totals: dict[str, int] = {}
@@ -1049,6 +1052,7 @@ class Session:
             thinking=self.thinking,
             effort=self.effort,
             take_notifications=self.background_agents.take_notifications,
+            memo=self._memo,
         )
 
     async def _run(self, prompt: str | list[dict[str, Any]], queued: bool, prompt_id: str) -> Terminal:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..textbuffer import TextBuffer
+
+if TYPE_CHECKING:
+    from ..memo import HistoryMemo
 
 DEFAULT_MAX_TOKENS = 32000
 
@@ -36,6 +39,8 @@ class ModelRequest:
     prompt_caching: bool = False
     # anthropic-beta flags sent as given, with `thinking`.
     betas: tuple[str, ...] = ()
+    # The conversation's memo (engine/memo.py): each message's JSON is made once across requests.
+    memo: HistoryMemo | None = None
 
 
 @dataclass(slots=True)
