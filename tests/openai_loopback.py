@@ -179,7 +179,10 @@ class OpenAILoopback(LoopbackServer):
             await self._send_json(writer, 400, error(400, f"Invalid JSON body: {exc}").body or b"")
             return True
         index = len(self.requests)
-        self._record(self.requests, Received(body, headers, arrived, route, self._started, raw_body))
+        received = Received(body, headers, arrived, route, self._started, raw_body)
+        self._record(self.requests, received)
+        if self.on_request is not None:
+            self.on_request(received)
         resp = self._next(body, index)
         if resp is None:
             msg = f"loopback: the script ran out (request #{index} has no scripted response)"

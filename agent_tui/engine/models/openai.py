@@ -164,11 +164,12 @@ class OpenAIChatModel(ModelClient):
                     raise http_error(response.status_code, response.headers, raw, response.reason_phrase)
                 events = iter_sse(response.aiter_bytes())
                 async for _name, data in events:
-                    if data.strip() == "[DONE]":
-                        await drain(events)  # the response is whole, whether or not the server ends the stream
-                        break
-                    if not data.strip():
-                        continue
+                    if not data.startswith("{"):  # chunks are JSON objects: anything else is looked at
+                        if data.strip() == "[DONE]":
+                            await drain(events)  # the response is whole, whether or not the server ends the stream
+                            break
+                        if not data.strip():
+                            continue
                     for event in chunks.feed(json.loads(data)):
                         yield event
             for event in chunks.finish():
@@ -335,12 +336,15 @@ class ChunkTranslator:
         if not self.acc.started:
             start = {"id": chunk.get("id") or "", "model": chunk.get("model") or "", "usage": {}}
             self._push(out, {"type": "message_start", "message": start})
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = usage_of(chunk["usage"])
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage_of(usage)
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
                 continue
-            self._delta(out, choice.get("delta") or {})
+            delta = choice.get("delta")
+            if delta:
+                self._delta(out, delta)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return out
@@ -362,17 +366,17 @@ class ChunkTranslator:
 
     def _delta(self, out: list[StreamEvent], delta: dict[str, Any]) -> None:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
+        if reasoning and isinstance(reasoning, str):
             index = self._ensure(out, "thinking", {"type": "thinking", "thinking": ""})
-            self._push(out, {"type": "content_block_delta", "index": index,
-                             "delta": {"type": "thinking_delta", "thinking": reasoning}})
+            out.append(self.acc.delta(index, "thinking", reasoning))
         text = delta.get("content")
-        if isinstance(text, str) and text:
+        if text and isinstance(text, str):
             index = self._ensure(out, "text", {"type": "text", "text": ""})
-            self._push(out, {"type": "content_block_delta", "index": index,
-                             "delta": {"type": "text_delta", "text": text}})
-        for call in delta.get("tool_calls") or ():
-            self._tool_delta(out, call)
+            out.append(self.acc.delta(index, "text", text))
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                self._tool_delta(out, call)
 
     def _tool_delta(self, out: list[StreamEvent], call: dict[str, Any]) -> None:
         position = self._position(call)
@@ -386,10 +390,9 @@ class ChunkTranslator:
         elif self._open is None or self._open[0] != kind:
             raise ModelError("api_error", f"Tool call {position} went on after the next one began", mid_stream=True)
         arguments = function.get("arguments")
-        if isinstance(arguments, str) and arguments:
+        if arguments and isinstance(arguments, str):
             assert self._open is not None
-            self._push(out, {"type": "content_block_delta", "index": self._open[1],
-                             "delta": {"type": "input_json_delta", "partial_json": arguments}})
+            out.append(self.acc.delta(self._open[1], "input_json", arguments))
 
     def _position(self, call: dict[str, Any]) -> int:
         """The call's position: its `index`; for servers that send whole calls without one

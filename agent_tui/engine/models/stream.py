@@ -214,6 +214,12 @@ class StreamAccumulator:
         # ping and event types this client does not know are ignored.
         return None
 
+    def delta(self, index: int, kind: str, text: str) -> BlockDelta:
+        """A text, thinking or input_json fragment of block `index`: what `feed` does with a
+        content_block_delta, for providers that translate their own chunks (no event dict made)."""
+        self._buffer(index).append(text)
+        return BlockDelta(index, kind, text)
+
     def _buffer(self, index: int) -> TextBuffer:
         buffer = self._parts.get(index)
         if buffer is None:
