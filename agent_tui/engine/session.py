@@ -1094,7 +1094,8 @@ class Session:
         finally:
             self._running = False
         history = terminal.messages
-        if check_history(history):
+        # Proportional to the history: in a worker thread, never on the event loop's (the TUI draws there).
+        if await asyncio.to_thread(check_history, history):
             history = ensure_tool_result_pairing(history)
         self.history = history
         self.context_tracking = terminal.tracking
