@@ -76,6 +76,8 @@ def openai_session(oai, cwd: Path, monkeypatch) -> Session:
 
 @pytest.fixture(params=["messages", "openai"])
 def provider(request, api, oai, tmp_path, monkeypatch) -> tuple[Session, Any]:
+    # Small chunks, so that a request of this size is sent in several.
+    monkeypatch.setattr(body_module, "CHUNK_BYTES", 16 * 1024)
     if request.param == "messages":
         return messages_session(api, tmp_path), api
     return openai_session(oai, tmp_path, monkeypatch), oai
@@ -101,7 +103,7 @@ async def test_each_request_is_plain_json_and_starts_with_the_previous_ones_mess
     assert terminal.reason is TerminalReason.COMPLETED, terminal.error
     raws = [r.raw for r in srv.requests]
     assert len(raws) == TURNS + 1
-    assert len(raws[1]) > body_module.CHUNK_BYTES, "the large read did not make a body of several chunks"
+    assert len(raws[1]) > 3 * body_module.CHUNK_BYTES, "the large read did not make a body of several chunks"
     for raw, received in zip(raws, srv.requests, strict=True):
         assert raw == dumps(received.body), "not what a plain json.dumps of the same body gives"
     for n, (before, after) in enumerate(zip(raws, raws[1:], strict=False)):

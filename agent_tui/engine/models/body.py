@@ -5,7 +5,7 @@ holds the interpreter all that time.  Here each message is serialised once (look
 its identity and place in the history: the request's `HistoryMemo`, engine/memo.py) and the body is the join of the
 pieces: the same bytes `json.dumps(body, ensure_ascii=False, separators=(",", ":"))` gives,
 so the prefix a request shares with the one before it is byte for byte the same (what
-prompt caching reads).  The body is sent as chunks of about 64 KB with its length stated,
+prompt caching reads).  The body is sent as chunks of about 256 KB with its length stated,
 never copied into one buffer.  Providers call this from a worker thread, never the event
 loop's.
 """
@@ -33,7 +33,7 @@ def pieces(
 
 # Pieces are sent in runs of about this many bytes: one multi-megabyte buffer made per request
 # costs a page fault per 4 KB on every request, where buffers this size are reused.
-CHUNK_BYTES = 64 * 1024
+CHUNK_BYTES = 256 * 1024
 
 
 class Body:
