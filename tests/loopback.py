@@ -477,8 +477,10 @@ def from_spec(spec: dict[str, Any]) -> Response:
 class Received:
     body: dict[str, Any]
     headers: dict[str, str]  # lower-cased names
-    time: float  # time.monotonic() when the request was complete
+    time: float  # time.monotonic() when the request was complete (read, not yet parsed)
     path: str = "/v1/messages"
+    started: float = 0.0  # time.monotonic() when its first bytes arrived
+    raw: bytes = b""  # the body as sent
 
 
 Handler = Callable[[dict[str, Any], int], Response]
@@ -517,7 +519,10 @@ class LoopbackServer:
         self._server: asyncio.base_events.Server | None = None
         self._conns: set[asyncio.Task[None]] = set()
         self._served = 0
+        self._started = 0.0  # when the request being answered began to arrive
         self.on_request: Callable[[Received], None] | None = None
+        # time.monotonic() as each streamed answer's last byte was written, in order.
+        self.answered: list[float] = []
 
     # -- scripting
 
@@ -610,7 +615,7 @@ class LoopbackServer:
                 request = await self._read_request(reader, buf)
                 if request is None:
                     return
-                method, path, headers, body = request
+                method, path, headers, body, self._started = request
                 keep = await self._respond(reader, writer, buf, method, path, headers, body)
                 if not keep or headers.get("connection", "").lower() == "close":
                     return
@@ -627,12 +632,14 @@ class LoopbackServer:
 
     async def _read_request(
         self, reader: asyncio.StreamReader, buf: bytearray
-    ) -> tuple[str, str, dict[str, str], bytes] | None:
+    ) -> tuple[str, str, dict[str, str], bytes, float] | None:
+        started = time.monotonic() if buf else None
         while b"\r\n\r\n" not in buf:
             data = await reader.read(65536)
             if not data:
                 return None
             buf += data
+            started = started or time.monotonic()
         head_end = buf.index(b"\r\n\r\n")
         head = bytes(buf[:head_end]).decode("latin-1")
         del buf[: head_end + 4]
@@ -662,16 +669,17 @@ class LoopbackServer:
                 del buf[: size + 2]
                 if size == 0:
                     break
-            return method, path, headers, bytes(body)
+            return method, path, headers, bytes(body), started
         length = int(headers.get("content-length", "0") or 0)
-        while len(buf) < length:
-            data = await reader.read(65536)
-            if not data:
+        if len(buf) < length:
+            # The rest in one read (a multi-megabyte body is not grown 64 KB at a time).
+            try:
+                buf += await reader.readexactly(length - len(buf))
+            except asyncio.IncompleteReadError:
                 return None
-            buf += data
         body = bytes(buf[:length])
         del buf[:length]
-        return method, path, headers, body
+        return method, path, headers, body, started
 
     def _head(self, code: int, headers: dict[str, str], extra: dict[str, str]) -> bytes:
         self._served += 1
@@ -700,6 +708,7 @@ class LoopbackServer:
 
     async def _respond(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, buf: bytearray,
                        method: str, path: str, headers: dict[str, str], raw_body: bytes) -> bool:
+        arrived = time.monotonic()
         route = path.split("?", 1)[0]
         if method == "GET" and route == "/v1/models":
             data = [{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
@@ -728,7 +737,7 @@ class LoopbackServer:
             return True
         if vertex is not None:
             body.setdefault("model", vertex["model"])
-        received = Received(body, headers, time.monotonic(), path if vertex is not None else route)
+        received = Received(body, headers, arrived, path if vertex is not None else route, self._started, raw_body)
         if route == "/v1/messages/count_tokens":
             self._record(self.count_requests, received)
             await self._send_json(writer, 200, _dumps({"input_tokens": _estimate_tokens(body)}).encode())
@@ -829,6 +838,7 @@ class LoopbackServer:
                 return False
             await send(b"0\r\n\r\n")
             state["streaming"] = False
+            self._record(self.answered, time.monotonic())
             return True
         except _ClientGone:
             return False

@@ -160,6 +160,7 @@ class OpenAILoopback(LoopbackServer):
 
     async def _respond(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, buf: bytearray,
                        method: str, path: str, headers: dict[str, str], raw_body: bytes) -> bool:
+        arrived = time.monotonic()
         route = path.split("?", 1)[0]
         if method == "GET" and route == "/v1/models":
             data = [{"id": m, "object": "model", "created": 1767225600, "owned_by": "loopback"} for m in self.models]
@@ -178,7 +179,10 @@ class OpenAILoopback(LoopbackServer):
             await self._send_json(writer, 400, error(400, f"Invalid JSON body: {exc}").body or b"")
             return True
         index = len(self.requests)
-        self._record(self.requests, Received(body, headers, time.monotonic(), route))
+        received = Received(body, headers, arrived, route, self._started, raw_body)
+        self._record(self.requests, received)
+        if self.on_request is not None:
+            self.on_request(received)
         resp = self._next(body, index)
         if resp is None:
             msg = f"loopback: the script ran out (request #{index} has no scripted response)"

@@ -11,10 +11,13 @@ resumed transcript, an SDK client's message).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..tools.media import API_IMAGE_MAX_BASE64, API_MEDIA_TYPES, IMAGE_ERROR_KEY, human_size
 from .messages import ATTACHMENT_RESULT, Block, Message, blocks, text_block
+
+if TYPE_CHECKING:
+    from .memo import HistoryMemo
 
 # The API's request limit is 32 MB: one document's base64 may not take all of it.
 API_DOCUMENT_MAX_BASE64 = 30 * 1024 * 1024
@@ -29,8 +32,11 @@ class ImageCheck:
     problems: list[str] = field(default_factory=list)
 
 
-def check_images(messages: list[Message]) -> ImageCheck:
-    """Find images and documents the API cannot take; `messages` is not changed."""
+def check_images(messages: list[Message], memo: HistoryMemo | None = None) -> ImageCheck:
+    """Find images and documents the API cannot take; `messages` is not changed.  With a
+    `memo` (engine/memo.py), a message found sendable is not looked at again."""
+    if memo is not None and all(memo.media_ok.map(messages, _sendable)):
+        return ImageCheck(list(messages))
     problems: list[str] = []
     out: list[Message] = []
     for message in messages:
@@ -41,6 +47,16 @@ def check_images(messages: list[Message]) -> ImageCheck:
         new_content = [_checked(b, problems) for b in blocks(message)]
         out.append({**message, "content": new_content} if new_content != content else message)
     return ImageCheck(out if problems else list(messages), problems)
+
+
+def _sendable(message: Message) -> bool:
+    content = message.get("content")
+    if not isinstance(content, list) or not _may_hold_media(content):
+        return True
+    problems: list[str] = []
+    for block in blocks(message):
+        _checked(block, problems)
+    return not problems
 
 
 def image_error_message(problems: list[str]) -> str:

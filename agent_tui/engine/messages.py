@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .memo import CheckState, common_prefix
+
+if TYPE_CHECKING:
+    from .memo import HistoryMemo
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -112,21 +117,33 @@ def check_history(messages: list[Message]) -> list[str]:
        and every tool_result answers a tool_use of the message before it.
     3. (Signatures are checked by comparing histories, not here.)
     """
+    return _problems(_merged(messages), 0, set())
+
+
+def _pairing(message: Message) -> tuple[list[Any], list[Any]]:
+    """A merged message's tool_use ids and tool_result ids, in block order."""
+    content = message["content"]
+    return ([b.get("id") for b in content if b.get("type") == "tool_use"],
+            [b.get("tool_use_id") for b in content if b.get("type") == "tool_result"])
+
+
+def _problems(merged: list[Message], start: int, seen_ids: set[Any]) -> list[str]:
+    """check_history's findings on merged[start:] (merged[:start] known valid, its tool_use ids in `seen_ids`)."""
     problems: list[str] = []
-    merged = _merged(messages)
     if not merged:
         return problems
-    if merged[0]["role"] != "user":
+    if start == 0 and merged[0]["role"] != "user":
         problems.append("first message is not from the user")
-    for i, m in enumerate(merged):
+    for i in range(start, len(merged)):
+        m = merged[i]
         if m["role"] not in ("user", "assistant"):
             problems.append(f"message {i} has role {m['role']!r}")
         if not m["content"]:
             problems.append(f"message {i} ({m['role']}) is empty")
-    seen_ids: set[str] = set()
-    for i, m in enumerate(merged):
+    for i in range(start, len(merged)):
+        m = merged[i]
         if m["role"] == "assistant":
-            ids = [b.get("id") for b in m["content"] if b.get("type") == "tool_use"]
+            ids = _pairing(m)[0]
             for tid in ids:
                 if tid in seen_ids:
                     problems.append(f"tool_use id {tid} appears twice")
@@ -137,11 +154,7 @@ def check_history(messages: list[Message]) -> list[str]:
                 # mid-turn; a stored or sent history must not.
                 problems.append(f"message {i}: tool_use {ids} has no following user message")
                 continue
-            results = (
-                [b.get("tool_use_id") for b in nxt["content"] if b.get("type") == "tool_result"]
-                if nxt is not None
-                else []
-            )
+            results = _pairing(nxt)[1] if nxt is not None else []
             for tid in ids:
                 n = results.count(tid)
                 if n == 0:
@@ -154,11 +167,8 @@ def check_history(messages: list[Message]) -> list[str]:
         elif m["role"] == "user":
             prev = merged[i - 1] if i > 0 else None
             if prev is None or prev["role"] != "assistant":
-                for b in m["content"]:
-                    if b.get("type") == "tool_result":
-                        problems.append(
-                            f"message {i}: tool_result {b.get('tool_use_id')} answers no tool_use"
-                        )
+                for rid in _pairing(m)[1]:
+                    problems.append(f"message {i}: tool_result {rid} answers no tool_use")
     return problems
 
 
@@ -213,26 +223,67 @@ def strip_private(block: Block) -> Block:
     return block
 
 
-def normalize_for_api(messages: list[Message]) -> list[Message]:
+def normalize_for_api(messages: list[Message], memo: HistoryMemo | None = None) -> list[Message]:
     """The history as a request carries it: roles merged, engine-private keys, empty text
-    blocks and unsigned thinking removed, tool pairing guaranteed.  Input is not mutated."""
-    cleaned: list[Message] = []
-    for m in messages:
-        content = []
-        for b in blocks(m):
-            if b.get("type") == "text" and not b.get("text"):
-                continue
-            if b.get("type") == "thinking" and not b.get("signature"):
-                # Cut before its signature (max_tokens) or from a server that signs nothing:
-                # the API rejects it, and Claude Code drops it too.
-                continue
-            content.append(valid_utf8(strip_private(b)))
-        if content:
-            cleaned.append({"role": m["role"], "content": content})
-    if check_history(cleaned):
-        cleaned = ensure_tool_result_pairing(cleaned)
+    blocks and unsigned thinking removed, tool pairing guaranteed.  Input is not mutated.
+
+    With a `memo` (engine/memo.py), each message is cleaned once and the same object comes
+    back for it on every later request, and only what follows the history last found valid
+    is checked: the cost is the new messages', not the history's."""
+    if memo is None:
+        cleaned = [c for c in map(_api_form, messages) if c is not None]
+        if check_history(cleaned):
+            cleaned = ensure_tool_result_pairing(cleaned)
+        return cleaned
+    forms = list(filter(None, memo.api_form.map(messages, _api_form)))
+    if _checked_problems(forms, memo.check):
+        return ensure_tool_result_pairing(forms)
     # A trailing assistant message would be read as a prefill; the loop never sends one.
-    return cleaned
+    return forms
+
+
+def _api_form(m: Message) -> Message | None:
+    content = []
+    for b in blocks(m):
+        if b.get("type") == "text" and not b.get("text"):
+            continue
+        if b.get("type") == "thinking" and not b.get("signature"):
+            # Cut before its signature (max_tokens) or from a server that signs nothing:
+            # the API rejects it, and Claude Code drops it too.
+            continue
+        content.append(valid_utf8(strip_private(b)))
+    return {"role": m["role"], "content": content} if content else None
+
+
+def _run_start(messages: list[Message], i: int) -> int:
+    """Where the run of one role that holds messages[i] begins."""
+    while i > 0 and messages[i - 1]["role"] == messages[i]["role"]:
+        i -= 1
+    return i
+
+
+def _checked_problems(forms: list[Message], state: CheckState) -> list[str]:
+    """check_history's findings on `forms`, checking only from where they depart from the
+    history last found valid (`state`)."""
+    kept = common_prefix(state.messages, forms)
+    if kept == len(forms) == len(state.messages):
+        return []
+    # Checked from the run before the one holding the last kept message (an assistant's
+    # pairing looks at the next run); the run before that is read, for the user run's check.
+    start = _run_start(forms, kept - 1) if kept else 0
+    checked = _run_start(forms, start - 1) if start else 0
+    read = _run_start(forms, checked - 1) if checked else 0
+    seen = {tid for tid, at in state.ids.items() if at < checked}
+    problems = _problems(_merged(forms[read:]), 1 if read < checked else 0, seen)
+    if problems:
+        state.messages, state.ids = [], {}
+        return problems
+    ids = {tid: at for tid, at in state.ids.items() if at < checked}
+    for at in range(checked, len(forms)):
+        if forms[at]["role"] == "assistant":
+            ids.update(dict.fromkeys(_pairing(forms[at])[0], at))
+    state.messages, state.ids = forms, ids
+    return []
 
 
 def strip_thinking_signatures(messages: list[Message]) -> list[Message]:

@@ -52,6 +52,7 @@ from .loop.attempts import RetryPolicy
 from .loop.executor import ExecutorOptions, PermissionDenial
 from .loop.query import QueryParams, Terminal, TerminalReason, query
 from .loop.subagent import run_subagent
+from .memo import HistoryMemo
 from .memory import Memory, append_memory, load_memory, project_memory_file
 from .messages import (
     Message,
@@ -193,6 +194,8 @@ class Session(FrontDoor):
         # Set by `resume` when the session was open elsewhere and this one continues a copy.
         self.forked_from: str | None = None
         self.tool_state: dict[str, Any] = {"background_shells": self._background_shells}
+        # Each history message's API form and JSON, made once across the session's requests.
+        self._memo = HistoryMemo()
         self._watcher: ReadStateWatcher | None = None
         self.permission_denials: list[PermissionDenial] = []
         self.usage_totals: dict[str, int] = {}
@@ -1055,6 +1058,7 @@ class Session(FrontDoor):
             thinking=self.thinking,
             effort=self.effort,
             take_notifications=self.background_agents.take_notifications,
+            memo=self._memo,
         )
 
     async def _ask_for_structured_output(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -1111,7 +1115,8 @@ class Session(FrontDoor):
             self._running = False
         terminal = self._structured_output_kept(terminal)
         history = terminal.messages
-        if check_history(history):
+        # Proportional to the history: in a worker thread, never on the event loop's (the TUI draws there).
+        if await asyncio.to_thread(check_history, history):
             history = ensure_tool_result_pairing(history)
         self.history = history
         self.context_tracking = terminal.tracking

@@ -42,6 +42,7 @@ from typing import Any
 
 from ..paths import data_dir
 from . import events as ev
+from .memo import common_prefix
 from .messages import (
     INTERRUPTED_FOR_TOOL_USE,
     INTERRUPTED_MESSAGE,
@@ -194,7 +195,7 @@ class TranscriptStore:
         `rewind`: the conversation went back to before a prompt (`/rewind`); a replay then
         leaves out what was shown of the prompts after it."""
         old = self._messages
-        keep = 0
+        keep = common_prefix(old, history)  # the same objects: compared in C
         limit = min(len(old), len(history))
         while keep < limit and (old[keep] is history[keep] or old[keep] == history[keep]):
             keep += 1

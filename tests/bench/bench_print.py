@@ -18,6 +18,14 @@ Scenarios (issue 2, "Done when"):
 3. tool overlap: three 1 s read-only tools (`Bash sleep 1`) streamed over
    ~1.4 s; the tool phase ends when the follow-up request arrives.  Ideal:
    the last content_block_stop + 1 s.
+4. 500 turns: 500 replies with one `Read` of a different 7 KB file each, then a
+   final text: the history grows to about 4 MB.  Per-turn gap = from the last
+   byte of an answer to the next request's first byte ("start": the program's
+   own turn: taking the answer, running the Read, building the request) and
+   to the request read whole ("read": the body's trip through the loopback and
+   the server's reading of it added; the server's parsing is not in either),
+   median of turns 5-15 ("turn 10") and of the last 11 ("turn 500").  Target:
+   turn 500 at most 1.3x turn 10.
 
 When Claude Code is found (`CLAUDE_CODE_BIN` or `claude` on PATH, see
 `peer.py`), every scenario also runs it, interleaved run by run with agent-tui
@@ -51,6 +59,10 @@ OVERLAP_TARGET = 0.10  # tool phase end within 10% of the ideal
 TOOL_SECONDS = 1.0
 STREAM_BYTES = 330_000
 READ_TURNS = 10
+LONG_TURNS = 500
+LONG_GROWTH = 1.3  # the gap at turn 500 at most 1.3x the gap at turn 10
+# Every answer reports a small context, so neither program compacts: the history only grows.
+LONG_USAGE = {"input_tokens": 2000, "output_tokens": 20}
 
 
 # ---------------------------------------------------------------- running the child
@@ -90,13 +102,17 @@ class Run:
     stderr: bytes
 
 
-def run_program(prog: Program, args: list[str], cwd: Path, *, keep_stdout: bool = True) -> Run:
-    """Run the program with ARGS; stdout goes to a file (or /dev/null), measured with wait4."""
+def run_program(prog: Program, args: list[str], cwd: Path, *, keep_stdout: bool = True,
+                on_start: Callable[[int], None] | None = None) -> Run:
+    """Run the program with ARGS; stdout goes to a file (or /dev/null), measured with wait4.
+    `on_start` gets the child's pid as it starts."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         sink = out if keep_stdout else subprocess.DEVNULL
         started = time.monotonic()
         proc = subprocess.Popen([*prog.argv, *args], cwd=cwd, env=prog.env, stdin=subprocess.DEVNULL,
                                 stdout=sink, stderr=err)
+        if on_start is not None:
+            on_start(proc.pid)
         _pid, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - started
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
@@ -132,6 +148,7 @@ def reset(srv: LoopbackServer) -> None:
     srv.requests.clear()
     srv.errors.clear()
     srv.disconnects.clear()
+    srv.answered.clear()
 
 
 # ---------------------------------------------------------------- scripted content
@@ -355,6 +372,52 @@ def bench_overlap(srv: LoopbackServer, progs: list[Program], work: Path, repeat:
                    "wall": statistics.median(r[2] for r in rs)} for name, rs in runs.items()}
 
 
+def bench_long(srv: LoopbackServer, progs: list[Program], work: Path, repeat: int) -> dict[str, dict[str, Any]]:
+    folder = work / "long"
+    folder.mkdir(exist_ok=True)
+    files = []
+    for i in range(LONG_TURNS):
+        f = folder / f"part_{i:03}.py"
+        f.write_text("".join(f"value_{i}_{n} = 'a line of a long session, number {n * i:>8}'\n" for n in range(110)))
+        files.append(f)
+    script = [reply(text(f"Reading part {i}."), tool_use("Read", {"file_path": str(f)}), usage=LONG_USAGE)
+              for i, f in enumerate(files)]
+    script.append(reply("All parts read.", usage=LONG_USAGE))
+    sizes: list[int] = []
+
+    def keep_last(received: Any) -> None:
+        # Only the newest body is kept: 500 parsed bodies of up to 4 MB would be gigabytes.
+        sizes.append(int(received.headers.get("content-length") or 0))
+        if len(srv.requests) > 1:
+            srv.requests[-2].body, srv.requests[-2].raw = {}, b""
+
+    def once(prog: Program) -> dict[str, float]:
+        reset(srv)
+        sizes.clear()
+        srv.push(*script)
+        srv.on_request = keep_last
+        try:
+            run = run_program(prog, ["-p", "read every part", "--output-format", "text"], work)
+        finally:
+            srv.on_request = None
+        checked(srv, run, f"{prog.name}: {LONG_TURNS} turns", LONG_TURNS + 1)
+        mb = (sizes[-1] - sizes[10]) / 1e6
+        out = {"mb": sizes[-1] / 1e6, "wall": run.wall, "cpu": run.cpu, "rss": run.rss_mb}
+        for key, end in (("own", lambda r: r.started), ("sent", lambda r: r.time)):
+            gaps = [end(srv.requests[i + 1]) - srv.answered[i] for i in range(LONG_TURNS)]
+            early, late = statistics.median(gaps[5:16]), statistics.median(gaps[-11:])
+            out |= {f"{key}_early": early, f"{key}_late": late, f"{key}_growth": late / early,
+                    f"{key}_per_mb": (late - early) / mb}
+        return out
+
+    runs = interleaved(progs, repeat, once)
+    out = {}
+    for name, rs in runs.items():
+        out[name] = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+        out[name] |= {f"{key}_growths": [r[f"{key}_growth"] for r in rs] for key in ("own", "sent")}
+    return out
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -382,13 +445,33 @@ def row(scenario: str, metric: str, ours: float, theirs: float | None, fmt: str 
             f"{ratio:.2f}x" if ratio is not None else "-", " and ".join(targets) or "-", verdict)
 
 
+def long_rows(r: dict[str, dict[str, Any]], pick: Callable[..., tuple[float, float | None]]) -> list[tuple[str, ...]]:
+    scen = f"{LONG_TURNS} turns ({r['agent-tui']['mb']:.1f} MB)"
+    ms = lambda pair: tuple(x * 1000 if x is not None else None for x in pair)  # noqa: E731
+    rows = []
+    for key, what in (("own", "gap to request start"), ("sent", "gap to request read")):
+        spread = ", ".join(f"{g:.2f}" for g in r["agent-tui"][f"{key}_growths"])
+        rows += [
+            row(scen, f"{what}, turn 10 ms", *ms(pick(r, f"{key}_early")), fmt="{:.1f}"),
+            row(scen, f"{what}, turn 500 ms", *ms(pick(r, f"{key}_late")), fmt="{:.1f}"),
+            row(scen, f"{what}, turn 500 / turn 10 (runs: {spread})", *pick(r, f"{key}_growth"), fmt="{:.2f}",
+                absolute=LONG_GROWTH),
+            row(scen, f"{what}, growth ms per MB", *ms(pick(r, f"{key}_per_mb")), fmt="{:.2f}"),
+        ]
+    return rows + [
+        row(scen, "wall s", *pick(r, "wall"), fmt="{:.1f}"),
+        row(scen, "CPU s", *pick(r, "cpu"), fmt="{:.1f}"),
+        row(scen, "peak RSS MB", *pick(r, "rss"), fmt="{:.1f}"),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bench_print", description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median reported)")
-    parser.add_argument("--only", choices=("turns", "stream", "overlap"), action="append",
+    parser.add_argument("--only", choices=("turns", "stream", "overlap", "long"), action="append",
                         help="run only these scenarios")
     args = parser.parse_args(argv)
-    only = set(args.only or ("turns", "stream", "overlap"))
+    only = set(args.only or ("turns", "stream", "overlap", "long"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}  (python {sys.version.split()[0]}, {args.repeat} runs each)", flush=True)
     print(f"  {compile_agent(find_agent())}", flush=True)
@@ -448,10 +531,15 @@ def main(argv: list[str] | None = None) -> int:
                     other * 1000 if other is not None else None, fmt="{:+.0f}",
                     absolute=OVERLAP_TARGET * TOOL_SECONDS * 1000),
             ]
+        if "long" in only:
+            rows += long_rows(bench_long(srv, progs, work, args.repeat), pick)
     print()
     print(table(rows))
     print("\nratio = agent-tui / Claude Code.  per-turn overhead = (wall of 11 turns - wall of 1 turn) / 11."
-          "\nideal tool phase end = last content_block_stop written + 1 s.")
+          "\nideal tool phase end = last content_block_stop written + 1 s."
+          f"\n{LONG_TURNS} turns: gap = the last byte of an answer -> the next request's first byte (start) or the"
+          " whole request read (read: the body's trip through the loopback included); turn 10 = median of turns 5-15,"
+          " turn 500 = median of the last 11.")
     return 0
 
 

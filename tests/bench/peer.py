@@ -160,6 +160,23 @@ def _proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def live_cpu(pid: int) -> float:
+    """CPU seconds a live process's threads have run, to the nanosecond (the sum of
+    /proc/PID/task/*/schedstat; /proc/PID/stat counts in 10 ms ticks).  Threads that
+    have ended are not counted.  NaN once the process is gone."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    except OSError:
+        return float("nan")
+    return total / 1e9
+
+
 def _proc_status(pid: int, key: str) -> float:
     """A memory figure of /proc/PID/status in MB (VmRSS now, VmHWM peak)."""
     with open(f"/proc/{pid}/status") as f:

@@ -213,7 +213,8 @@ async def compact_conversation(
     event and a `usage` estimate.  Raises CompactionFailed or CompactionInterrupted.
     """
     if tokens_before is None:
-        tokens_before = env.overhead + estimate_tokens(messages)
+        # Proportional to the history: in a worker thread, never on the event loop's (the TUI draws there).
+        tokens_before = env.overhead + await asyncio.to_thread(estimate_tokens, messages)
     if env.hooks is not None:
         # PreCompact cannot block (Claude Code's protocol); its output reaches the user as notices.
         await env.hooks.run(
@@ -257,14 +258,14 @@ async def _request_summary(
     # when nothing fits the budget it implies, the newest round is sent and the server judges.
     smallest_sent = overflow is None
     while True:
-        kept = fit_messages(messages, target)
+        kept = await asyncio.to_thread(fit_messages, messages, target)
         if kept is None and not smallest_sent:
             kept, smallest_sent = newest_round(messages), True
         if kept is None:
             raise CompactionFailed("even the latest exchange alone is too large to summarise")
         request = ModelRequest(
             model=env.model_name,
-            messages=normalize_for_api([*kept, user_message(prompt)]),
+            messages=await asyncio.to_thread(normalize_for_api, [*kept, user_message(prompt)]),
             system=env.system,
             tools=env.tools,
             max_tokens=summary_max,

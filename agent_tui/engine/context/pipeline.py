@@ -24,11 +24,14 @@ budget in loop/budget.py.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
 from ..messages import Message, blocks, text_block
@@ -42,6 +45,9 @@ from .window import (
     block_chars,
     count_tokens,
 )
+
+if TYPE_CHECKING:
+    from ..memo import HistoryMemo
 
 # A tool that cuts its own output to the cap (Bash) adds a marker line: leave such results alone.
 CAP_SLACK = 200
@@ -113,17 +119,37 @@ def _saved_result(text: str, name: str, cap: int, path: Path, preview_chars: int
 
 
 def apply_tool_result_budget(
-    messages: list[Message], *, settings: CompactionSettings, save_dir: Path
+    messages: list[Message], *, settings: CompactionSettings, save_dir: Path, memo: HistoryMemo | None = None
 ) -> tuple[list[Message], StepRecord]:
     """Step 1: every tool_result over its tool's cap is saved under `save_dir` and
     replaced by a preview and the file's path.  Results already replaced are under
-    the cap, so the step is idempotent."""
+    the cap, so the step is idempotent.  With a `memo` (engine/memo.py), a message found
+    within the caps is not looked at again."""
     smallest = min([settings.default_result_cap, *settings.result_caps.values()])
     names: dict[str, str] | None = None
+
+    def within_caps(message: Message) -> bool:
+        nonlocal names
+        content = message.get("content")
+        if message["role"] != "user" or not isinstance(content, list):
+            return True
+        for b in content:
+            if b.get("type") != "tool_result" or block_chars(b) <= smallest + CAP_SLACK:
+                continue
+            names = _tool_names(messages) if names is None else names
+            cap = settings.result_caps.get(names.get(b.get("tool_use_id", ""), ""), settings.default_result_cap)
+            if len(_result_text(b)) > cap + CAP_SLACK:
+                return False
+        return True
+
     out: list[Message] | None = None
     freed: dict[int, int] = {}
     paths: list[str] = []
-    for i, m in enumerate(messages):
+    indexes: Iterable[int] = range(len(messages))
+    if memo is not None:  # only the messages not known to be within the caps
+        indexes = itertools.compress(indexes, map(operator.not_, memo.under_caps.map(messages, within_caps)))
+    for i in indexes:
+        m = messages[i]
         content = m.get("content")
         if m["role"] != "user" or not isinstance(content, list):
             continue
@@ -217,17 +243,30 @@ def _account(tracking: ContextTracking, record: StepRecord, tokens: int) -> tupl
     return tracking, tokens - record.tokens_freed
 
 
-async def prepare(messages: list[Message], tracking: ContextTracking, env: PipelineEnv) -> Prepared:
-    """Run the pipeline before a request.  Raises CompactionInterrupted on abort."""
+def _shrink(
+    messages: list[Message], tracking: ContextTracking, env: PipelineEnv, memo: HistoryMemo | None
+) -> tuple[list[Message], ContextTracking, int, int, list[StepRecord]]:
+    """Steps 1 and 2: the history, tracking and token count after them, the count before, their records."""
     settings = env.settings
     tokens = start = count_tokens(messages, tracking, env.overhead)
-    messages, budget = apply_tool_result_budget(messages, settings=settings, save_dir=env.save_dir)
+    messages, budget = apply_tool_result_budget(messages, settings=settings, save_dir=env.save_dir, memo=memo)
     tracking, tokens = _account(tracking, budget, tokens)
     steps = [budget]
     if tokens > settings.microcompact_threshold(env.window):
         messages, micro = microcompact(messages, keep=settings.microcompact_keep)
         tracking, tokens = _account(tracking, micro, tokens)
         steps.append(micro)
+    return messages, tracking, tokens, start, steps
+
+
+async def prepare(
+    messages: list[Message], tracking: ContextTracking, env: PipelineEnv, memo: HistoryMemo | None = None
+) -> Prepared:
+    """Run the pipeline before a request.  Raises CompactionInterrupted on abort.  Steps 1 and
+    2 look at the whole history (and may write files): they run in a worker thread, never on
+    the event loop's (the TUI draws there)."""
+    settings = env.settings
+    messages, tracking, tokens, start, steps = await asyncio.to_thread(_shrink, messages, tracking, env, memo)
     compacted = None
     if settings.auto and tokens > env.threshold and tracking.compact_failures < MAX_COMPACT_FAILURES:
         try:

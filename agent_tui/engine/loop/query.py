@@ -48,7 +48,8 @@ from ..context.compaction import CompactionFailed, CompactionInterrupted, compac
 from ..context.pipeline import prepare
 from ..context.window import CompactionSettings, ContextTracking, PipelineEnv
 from ..hooks import HookOutcome, HookRunner, stop_hook_block_cap
-from ..images import check_images, image_error_message
+from ..images import ImageCheck, check_images, image_error_message
+from ..memo import HistoryMemo
 from ..messages import (
     INTERRUPTED_FOR_TOOL_USE,
     INTERRUPTED_MESSAGE,
@@ -212,6 +213,9 @@ class QueryParams:
     effort: str | None = None
     # Notifications waiting for the model (a background agent's report): added to the next turn's user message.
     take_notifications: Callable[[], list[str]] | None = None
+    # What each step made of each history message (engine/memo.py), kept across the session's
+    # queries; None: the query keeps its own (a subagent's).
+    memo: HistoryMemo | None = None
 
 
 MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3
@@ -297,6 +301,7 @@ class _Query:
         # Client tools, and server tools (web search) where this model and the rules allow them.
         self.api_tools = request_tools(params.tools, self.primary, params.policy)
         self.settings = params.compaction or CompactionSettings()
+        self.memo = params.memo or HistoryMemo()
         self.base_env = PipelineEnv(
             model=params.model,
             model_name=self.primary,
@@ -385,7 +390,7 @@ class _Query:
     async def pre_process(self, turn: _Turn) -> State | Terminal | None:
         """Tool-result budget -> microcompact -> autocompact; blocked when full and autocompact is off."""
         try:
-            prepared = await prepare(turn.messages, turn.state.auto_compact_tracking, turn.env)
+            prepared = await prepare(turn.messages, turn.state.auto_compact_tracking, turn.env, self.memo)
         except CompactionInterrupted:
             return self.interrupted(turn.state, turn.messages)
         turn.messages = prepared.messages
@@ -402,10 +407,10 @@ class _Query:
         """Stream the request, retrying what is retryable; a fallback or a reactive compact
         continues the loop, an abort or an error that cannot be recovered ends it."""
         state = turn.state
-        images = check_images(turn.messages)
+        # Proportional to the history: in a worker thread, never on the event loop's (the TUI draws there).
+        images, turn.request = await asyncio.to_thread(self.checked_request, turn)
         if images.problems:
             return self.fail(state, TerminalReason.IMAGE_ERROR, images.messages, image_error_message(images.problems))
-        turn.request = self.request(turn)
         try:
             turn.streamed, turn.executor = await self.attempts.stream(
                 turn.request, state.turn_count, turn.window, state.tries
@@ -569,19 +574,25 @@ class _Query:
 
     # -- what the phases share -------------------------------------------------------------
 
+    def checked_request(self, turn: _Turn) -> tuple[ImageCheck, ModelRequest | None]:
+        """The images check, then (when it passes) the turn's request."""
+        images = check_images(turn.messages, self.memo)
+        return images, None if images.problems else self.request(turn)
+
     def request(self, turn: _Turn) -> ModelRequest:
         """The turn's request in the neutral vocabulary; the client makes its provider's
         details of it (the Messages API's thinking object and beta headers: models/thinking.py)."""
         params = self.params
         return ModelRequest(
             model=turn.model,
-            messages=normalize_for_api(turn.messages),
+            messages=normalize_for_api(turn.messages, self.memo),
             system=turn.state.system,
             tools=self.api_tools,
             max_tokens=turn.max_tokens,
             reasoning=params.thinking,
             effort=params.effort,
             prompt_caching=params.prompt_caching,
+            memo=self.memo,
         )
 
     def executor(self, model: str) -> StreamingToolExecutor:

@@ -141,6 +141,7 @@ async def _run_query(
         reload_system=None,
         tracking=None,
         take_notifications=None,
+        memo=None,
     )
     run = asyncio.ensure_future(query(params))
     relay = asyncio.ensure_future(_relay(ctx.abort, abort))

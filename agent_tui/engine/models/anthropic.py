@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .base import DEFAULT_MODEL, ModelClient, ModelError
 
 if TYPE_CHECKING:  # the request and stream types load with the first request, not the first frame
+    from .body import Body
     from .stream import ModelRequest, StreamEvent
     from .transport import MessagesTransport
 
@@ -137,13 +138,22 @@ class AnthropicModel(ModelClient):
             caching = request.prompt_caching and self.prompt_caching_supported
         return request_body(request, caching=caching)
 
+    def encode(self, request: ModelRequest, *, caching: bool | None = None) -> Body:
+        """`request_body` as the bytes sent: each message's JSON made once across requests
+        (engine/models/body.py).  Called in a worker thread."""
+        from .body import join_body, pieces
+
+        body = self.request_body(request, caching=caching)
+        memo = request.memo.encoded("anthropic") if request.memo is not None else None
+        return join_body(body, "messages", pieces(body["messages"], memo))
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         from .thinking import request_thinking
 
         caching = request.prompt_caching and self.prompt_caching_supported
         betas = request_thinking(request).betas
         try:
-            async for event in self._stream_body(self.request_body(request, caching=caching), betas):
+            async for event in self._stream_body(await self._encoded(request, caching), betas):
                 yield event
             return
         except ModelError as err:
@@ -157,10 +167,16 @@ class AnthropicModel(ModelClient):
             "The server rejected prompt caching (cache_control); continuing without it. "
             "Set promptCaching to false in settings to skip this."
         )
-        async for event in self._stream_body(self.request_body(request, caching=False), betas):
+        async for event in self._stream_body(await self._encoded(request, False), betas):
             yield event
 
-    async def _stream_body(self, body: dict[str, Any], betas: tuple[str, ...]) -> AsyncIterator[StreamEvent]:
+    async def _encoded(self, request: ModelRequest, caching: bool) -> Body:
+        import asyncio
+
+        # Proportional to the history: never on the event loop's thread (the TUI draws there).
+        return await asyncio.to_thread(self.encode, request, caching=caching)
+
+    async def _stream_body(self, body: Body, betas: tuple[str, ...]) -> AsyncIterator[StreamEvent]:
         import contextlib
         import json
 

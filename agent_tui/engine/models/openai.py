@@ -11,6 +11,7 @@ No `openai` SDK: the wire format is small and the SDK's import costs seconds.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -23,6 +24,7 @@ from .facts import facts_for
 if TYPE_CHECKING:  # loaded with the first request, not the first frame
     import httpx2
 
+    from .body import Body
     from .stream import ModelRequest, StreamAccumulator, StreamEvent
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -134,6 +136,11 @@ class OpenAIChatModel(ModelClient):
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         return chat_body(request, limit_field=self._limit_field())
 
+    def encode(self, request: ModelRequest) -> Body:
+        """`request_body` as the bytes sent, each history message translated and serialised
+        once across requests (engine/models/body.py).  Called in a worker thread."""
+        return encode_chat_body(request, limit_field=self._limit_field())
+
     def _limit_field(self) -> str:
         # OpenAI's own API rejects max_tokens for its reasoning models; compatible servers know max_tokens.
         return "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
@@ -146,20 +153,23 @@ class OpenAIChatModel(ModelClient):
         from .transport import transport_error
 
         url = self.base_url + "/chat/completions"
-        content = json.dumps(self.request_body(request), ensure_ascii=False, separators=(",", ":")).encode()
+        # Proportional to the history: never on the event loop's thread (the TUI draws there).
+        body = await asyncio.to_thread(self.encode, request)
         chunks = ChunkTranslator(StreamAccumulator())
         try:
-            async with self._http().stream("POST", url, content=content, headers=self._headers()) as response:
+            headers = {**self._headers(), **body.headers()}
+            async with self._http().stream("POST", url, content=body.content(), headers=headers) as response:
                 if response.status_code >= 400:
                     raw = await response.aread()
                     raise http_error(response.status_code, response.headers, raw, response.reason_phrase)
                 events = iter_sse(response.aiter_bytes())
                 async for _name, data in events:
-                    if data.strip() == "[DONE]":
-                        await drain(events)  # the response is whole, whether or not the server ends the stream
-                        break
-                    if not data.strip():
-                        continue
+                    if not data.startswith("{"):  # chunks are JSON objects: anything else is looked at
+                        if data.strip() == "[DONE]":
+                            await drain(events)  # the response is whole, whether or not the server ends the stream
+                            break
+                        if not data.strip():
+                            continue
                     for event in chunks.feed(json.loads(data)):
                         yield event
             for event in chunks.finish():
@@ -175,15 +185,37 @@ class OpenAIChatModel(ModelClient):
 
 def chat_body(request: ModelRequest, *, limit_field: str = "max_tokens") -> dict[str, Any]:
     """The JSON body of a streaming chat-completions request for `request`."""
+    body = _chat_body(request, limit_field)
+    body["messages"] = [*_system_message(request), *(c for m in request.messages for c in chat_messages(m))]
+    return body
+
+
+def encode_chat_body(request: ModelRequest, *, limit_field: str = "max_tokens") -> Body:
+    """`chat_body`'s bytes, each history message's translation serialised once (`request.memo`)."""
+    from .body import dumps, join_body, pieces
+
+    memo = request.memo.encoded("openai") if request.memo is not None else None
+    messages = [dumps(m) for m in _system_message(request)] + pieces(request.messages, memo, _chat_bytes)
+    return join_body(_chat_body(request, limit_field), "messages", messages)
+
+
+def _chat_bytes(message: dict[str, Any]) -> bytes:
+    """One history message's chat messages as JSON, comma-joined (empty when it has none)."""
+    from .body import dumps
+
+    return b",".join(dumps(c) for c in chat_messages(message))
+
+
+def _system_message(request: ModelRequest) -> list[dict[str, Any]]:
     from .caching import system_text
 
-    messages: list[dict[str, Any]] = []
     system = system_text(request.system) if request.system else ""
-    if system:
-        messages.append({"role": "system", "content": system})
-    for message in request.messages:
-        messages.extend(chat_messages(message))
-    body: dict[str, Any] = {"model": request.model, "messages": messages, limit_field: request.max_tokens}
+    return [{"role": "system", "content": system}] if system else []
+
+
+def _chat_body(request: ModelRequest, limit_field: str) -> dict[str, Any]:
+    """The body with its messages left empty (filled by the callers)."""
+    body: dict[str, Any] = {"model": request.model, "messages": [], limit_field: request.max_tokens}
     if request.effort and facts_for(request.model, "openai").thinking:
         # OpenAI's reasoning models take low | medium | high.
         body["reasoning_effort"] = "high" if request.effort == "max" else request.effort
@@ -304,12 +336,15 @@ class ChunkTranslator:
         if not self.acc.started:
             start = {"id": chunk.get("id") or "", "model": chunk.get("model") or "", "usage": {}}
             self._push(out, {"type": "message_start", "message": start})
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = usage_of(chunk["usage"])
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage_of(usage)
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
                 continue
-            self._delta(out, choice.get("delta") or {})
+            delta = choice.get("delta")
+            if delta:
+                self._delta(out, delta)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return out
@@ -331,17 +366,17 @@ class ChunkTranslator:
 
     def _delta(self, out: list[StreamEvent], delta: dict[str, Any]) -> None:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
+        if reasoning and isinstance(reasoning, str):
             index = self._ensure(out, "thinking", {"type": "thinking", "thinking": ""})
-            self._push(out, {"type": "content_block_delta", "index": index,
-                             "delta": {"type": "thinking_delta", "thinking": reasoning}})
+            out.append(self.acc.delta(index, "thinking", reasoning))
         text = delta.get("content")
-        if isinstance(text, str) and text:
+        if text and isinstance(text, str):
             index = self._ensure(out, "text", {"type": "text", "text": ""})
-            self._push(out, {"type": "content_block_delta", "index": index,
-                             "delta": {"type": "text_delta", "text": text}})
-        for call in delta.get("tool_calls") or ():
-            self._tool_delta(out, call)
+            out.append(self.acc.delta(index, "text", text))
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                self._tool_delta(out, call)
 
     def _tool_delta(self, out: list[StreamEvent], call: dict[str, Any]) -> None:
         position = self._position(call)
@@ -355,10 +390,9 @@ class ChunkTranslator:
         elif self._open is None or self._open[0] != kind:
             raise ModelError("api_error", f"Tool call {position} went on after the next one began", mid_stream=True)
         arguments = function.get("arguments")
-        if isinstance(arguments, str) and arguments:
+        if arguments and isinstance(arguments, str):
             assert self._open is not None
-            self._push(out, {"type": "content_block_delta", "index": self._open[1],
-                             "delta": {"type": "input_json_delta", "partial_json": arguments}})
+            out.append(self.acc.delta(self._open[1], "input_json", arguments))
 
     def _position(self, call: dict[str, Any]) -> int:
         """The call's position: its `index`; for servers that send whole calls without one

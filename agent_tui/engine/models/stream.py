@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..textbuffer import TextBuffer
+
+if TYPE_CHECKING:
+    from ..memo import HistoryMemo
 
 DEFAULT_MAX_TOKENS = 32000
 
@@ -36,6 +39,8 @@ class ModelRequest:
     prompt_caching: bool = False
     # anthropic-beta flags sent as given, with `thinking`.
     betas: tuple[str, ...] = ()
+    # The conversation's memo (engine/memo.py): each message's JSON is made once across requests.
+    memo: HistoryMemo | None = None
 
 
 @dataclass(slots=True)
@@ -208,6 +213,12 @@ class StreamAccumulator:
             return MessageStop(self.message(), self.stop_reason, dict(self.usage))
         # ping and event types this client does not know are ignored.
         return None
+
+    def delta(self, index: int, kind: str, text: str) -> BlockDelta:
+        """A text, thinking or input_json fragment of block `index`: what `feed` does with a
+        content_block_delta, for providers that translate their own chunks (no event dict made)."""
+        self._buffer(index).append(text)
+        return BlockDelta(index, kind, text)
 
     def _buffer(self, index: int) -> TextBuffer:
         buffer = self._parts.get(index)

@@ -21,6 +21,7 @@ import httpx2
 
 from ... import __version__
 from .base import ModelError
+from .body import Body
 from .sse import iter_sse
 
 if TYPE_CHECKING:
@@ -229,9 +230,9 @@ class MessagesTransport:
         await self._client.aclose()
 
     async def events(
-        self, body: dict[str, Any], *, betas: list[str] | None = None
+        self, body: Body | dict[str, Any], *, betas: list[str] | None = None
     ) -> AsyncIterator[tuple[str | None, str]]:
-        """Send `body` (a streaming request) and yield its SSE events.
+        """Send `body` (a streaming request, or its encoding: models/body.py) and yield its SSE events.
 
         An HTTP error status raises `ModelError`; transport failures raise httpx2's
         `TransportError` (the caller knows whether the stream had begun: `transport_error`).
@@ -239,8 +240,10 @@ class MessagesTransport:
         headers = self.headers
         if betas:
             headers = {**headers, "anthropic-beta": ",".join(betas)}
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        async with self._client.stream("POST", self.url, content=content, headers=headers) as response:
+        if isinstance(body, dict):
+            body = Body([json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()])
+        headers = {**headers, **body.headers()}
+        async with self._client.stream("POST", self.url, content=body.content(), headers=headers) as response:
             if response.status_code >= 400:
                 raw = await response.aread()
                 raise status_error(response.status_code, response.headers, raw, response.reason_phrase)

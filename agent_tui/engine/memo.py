@@ -1,0 +1,74 @@
+"""What each step before a request made of each history message, kept so that a request
+costs what its new messages cost, not what the whole history does (docs/architecture.md §3).
+
+The history's messages are never changed once complete: a step that alters one (the
+tool-result budget, microcompact, a compaction) makes a new message and shares the rest.
+So a step's results for the messages a request shares with the one before it (the same
+objects, in the same places: the longest common prefix, compared by identity in C) are
+its results from last time, and only the messages after that prefix are worked on.
+
+One memo serves one conversation (a session's main queries, or one subagent's query); the
+steps that use it run one at a time, in a worker thread (never on the event loop's).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+V = TypeVar("V")
+
+
+def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items `a` and `b` share (the same objects)."""
+    same = list(map(operator.is_, a, b))
+    try:
+        return same.index(False)
+    except ValueError:
+        return len(same)
+
+
+class PrefixMemo(Generic[V]):
+    """`fn` over a list of messages, remembered for the prefix the last list shares."""
+
+    __slots__ = ("_items", "_values")
+
+    def __init__(self) -> None:
+        self._items: list[Any] = []
+        self._values: list[V] = []
+
+    def map(self, items: Sequence[Any], fn: Callable[[Any], V]) -> list[V]:
+        kept = common_prefix(self._items, items)
+        values = self._values[:kept]
+        values += [fn(item) for item in items[kept:]]
+        self._items, self._values = list(items), values
+        return values
+
+
+@dataclass
+class CheckState:
+    """The history last found valid (messages.check_history): its messages and where each
+    tool_use id is, so a request checks only what follows it."""
+
+    messages: list[Any] = field(default_factory=list)
+    ids: dict[Any, int] = field(default_factory=dict)
+
+
+class HistoryMemo:
+    """One conversation's memos: per step, and per provider for the request's JSON."""
+
+    def __init__(self) -> None:
+        self.api_form: PrefixMemo[Any] = PrefixMemo()  # messages.normalize_for_api
+        self.media_ok: PrefixMemo[bool] = PrefixMemo()  # images.check_images
+        self.under_caps: PrefixMemo[bool] = PrefixMemo()  # the tool-result budget
+        self.check = CheckState()
+        self._encoded: dict[str, PrefixMemo[bytes]] = {}
+
+    def encoded(self, provider: str) -> PrefixMemo[bytes]:
+        """Each message's JSON as `provider` sends it."""
+        memo = self._encoded.get(provider)
+        if memo is None:
+            memo = self._encoded[provider] = PrefixMemo()
+        return memo
