@@ -38,7 +38,7 @@ from .status_line import StatusLine, status_payload
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
-from .widgets.permission import PermissionPrompt
+from .widgets.permission import COMPACT_HEIGHT, PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
 from .widgets.timeline import Timeline, TimelineStrip
 from .widgets.transcript import Notice, Transcript
@@ -76,7 +76,8 @@ class AgentApp(App[int], inherit_bindings=False):
         Binding("ctrl+t", "toggle_timeline", "Timeline", id="app.toggle_timeline"),
         Binding("ctrl+o", "expand_output", "Output", id="app.expand_output"),
         Binding("ctrl+b", "background_bash", "Background", priority=True, show=False, id="app.background_bash"),
-        Binding("ctrl+p", "command_palette", "Commands", priority=True, id="app.command_palette"),
+        # Shown once, at the footer's right end (Textual's Footer puts the palette's key there).
+        Binding("ctrl+p", "command_palette", "Commands", priority=True, show=False, id="app.command_palette"),
     ]
 
     def __init__(
@@ -579,10 +580,27 @@ class AgentApp(App[int], inherit_bindings=False):
         timeline = self.timeline
         wide = width - self._pane_width(Size(width, height)) >= MIN_TRANSCRIPT
         shown = timeline.latest_turn is not None and not self._timeline_hidden
+        prompt = self.permission
+        # A short terminal gives a permission prompt the rows of the strip, the gauge and the footer.
+        compact = prompt.display and height < COMPACT_HEIGHT
+        self.set_class(compact, "-prompt-compact")
         timeline.display = shown and wide
-        self.timeline_strip.display = shown and not wide
-        if self.permission.display:
-            self.permission.fit(width, height)
+        self.timeline_strip.display = shown and not wide and not compact
+        if prompt.display:
+            prompt.fit(width, self._prompt_rows(height, compact), compact=compact)
+
+    def _prompt_rows(self, height: int, compact: bool) -> int:
+        """The rows a permission prompt may take: what the header, the input box and the lines
+        under it leave, and a few transcript lines unless the terminal is short."""
+
+        def rows(selector: str, least: int = 0) -> int:
+            widget = self.query_one(selector)
+            return max(widget.outer_size.height, least) if widget.display else 0
+
+        below = rows("#input-area", 3) + rows("#queued") + rows("#activity") + rows("#status-line")
+        if not compact:
+            below += 1 + 1 + (1 if self.timeline_strip.display else 0)  # gauge, footer, strip
+        return height - 1 - below - (1 if compact else 4)  # the header, and transcript lines
 
     def _pane_width(self, size: Size) -> int:
         """The columns the timeline pane takes at this terminal size (its width in app.tcss)."""
@@ -639,7 +657,7 @@ class AgentApp(App[int], inherit_bindings=False):
             else:
                 action = self._bindings_by_id()[entry.binding_id].action
                 yield SystemCommand(entry.title, entry.help, partial(self.run_action, action))
-        yield from super().get_system_commands(screen)
+        # Only agent-tui's own entries: Textual's (theme, screenshot, maximize...) are not for this app.
 
     def run_slash_later(self, name: str, arg: str = "") -> None:
         from .commands import run_slash
