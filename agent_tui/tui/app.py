@@ -24,6 +24,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.geometry import Size
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
@@ -381,6 +382,8 @@ class AgentApp(App[int], inherit_bindings=False):
         header.cwd = str(start.cwd)
         header.mode = session.policy.mode if session is not None else start.mode
         header.session_id = session.session_id if session is not None else start.session_id
+        # The key as bound (the keymap may move it), without loading the commands' key labels.
+        self.prompt_input.show_mode(header.mode, self.keymap.get("app.cycle_mode", "shift+tab"))
 
     # ------------------------------------------------------------ prompts
 
@@ -556,8 +559,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self._soon(self._cycle_mode)
 
     def _cycle_mode(self) -> None:
+        from .widgets.header import MODE_LABELS, MODE_MEANINGS
+
         mode = self.session.cycle_permission_mode()
-        self.notify(f"Permission mode: {mode}", timeout=1.5)
+        self.notify(f"Permission mode: {MODE_LABELS.get(mode, mode)} — {MODE_MEANINGS.get(mode, '')}", timeout=3)
 
     def action_toggle_timeline(self) -> None:
         if self.timeline.latest_turn is None:
@@ -644,6 +649,10 @@ class AgentApp(App[int], inherit_bindings=False):
         written = self.export_transcript(target)
         if written is not None:
             self.notify(f"Conversation written to {written}")
+
+    def on_kitty_keyboard(self, message: Message) -> None:
+        """The terminal reports Shift+Enter apart from Enter (`terminal_driver.py`): the hint may name it."""
+        self.prompt_input.shift_enter_reported()
 
     def on_permission_prompt_settled(self, message: PermissionPrompt.Settled) -> None:
         self.prompt_input.focus()

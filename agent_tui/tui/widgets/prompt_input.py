@@ -1,6 +1,9 @@
 """The prompt input: a multi-line TextArea with history and completion.
 
-Enter sends; Shift+Enter and Ctrl+J insert a newline.  Up on the first row and
+Enter sends; Ctrl+J, `\\` then Enter, and Shift+Enter where the terminal tells it
+from Enter (the kitty keyboard protocol) insert a newline: the hint names
+Shift+Enter only there.  A paste of many lines shows as one "[Pasted N lines]"
+token and is sent whole.  Up on the first row and
 Down on the last walk the history.  Typing `/` at the start offers the slash
 commands, `@` offers paths under the working directory (and MCP servers' resources as
 `@server:uri`); Tab or Enter takes
@@ -29,6 +32,9 @@ if TYPE_CHECKING:  # the commands' table and path completion load after the firs
     from ..commands import SlashCommand
 
 _SLASH_WORD = re.compile(r"^/(\S*)$")
+# A paste of more lines than this shows as one "[Pasted N lines]" token.
+PASTE_FOLD_LINES = 10
+HINT = "Ask anything · / commands · @ files · Enter sends · {newline} newline"
 _MENTION_TAIL = re.compile(r"(?:^|\s)@((?:\\ |[^\s])*)$")
 
 
@@ -72,7 +78,7 @@ class PromptInput(TextArea):
             tab_behavior="focus",
             show_line_numbers=False,
             highlight_cursor_line=False,
-            placeholder="Ask anything · / commands · @ files · Enter sends · Shift+Enter newline",
+            placeholder=HINT.format(newline="Ctrl+J"),
         )
         self.cwd = cwd
         # The slash commands on offer now (the project's may change while the app runs).
@@ -84,6 +90,44 @@ class PromptInput(TextArea):
         self._menu: CompletionMenu | None = None
         # `@server:uri` completions for what follows `@`: (mention, what it is); the app sets it.
         self.resource_mentions: Callable[[str], list[tuple[str, str]]] = lambda partial: []
+        # "[Pasted N lines]" tokens in the text, and what each stands for.
+        self._pastes: dict[str, str] = {}
+
+    def shift_enter_reported(self) -> None:
+        """The terminal reports Shift+Enter apart from Enter (kitty keyboard protocol): say so."""
+        self.placeholder = HINT.format(newline="Shift+Enter")
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A long paste goes in as one token (the box stays readable); sent, it is the whole text.
+        A short one is left to TextArea's own handler (Textual calls it next, unless prevented)."""
+        # Terminals (and tmux) send a pasted line break as CR.
+        pasted = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = len(pasted.splitlines())
+        if lines <= PASTE_FOLD_LINES or self.read_only:
+            return
+        event.prevent_default()
+        token, count = f"[Pasted {lines} lines]", 1
+        while token in self._pastes:
+            count += 1
+            token = f"[Pasted {lines} lines #{count}]"
+        self._pastes[token] = pasted
+        start, end = self.selection
+        self.replace(token, start, end)
+
+    def _expanded(self, text: str) -> str:
+        """`text` with every paste token still in it replaced by what was pasted."""
+        for token, pasted in self._pastes.items():
+            text = text.replace(token, pasted)
+        return text
+
+    def show_mode(self, mode: str, keys: str) -> None:
+        """The permission mode on the box's bottom edge, beside what is typed (the header is cut at
+        80 columns), with the key that changes it."""
+        from .header import MODE_LABELS
+
+        self.border_subtitle = f"⏵ {MODE_LABELS.get(mode, mode)} ({keys.split(',')[0]} changes)"
+        for name in MODE_LABELS:
+            self.set_class(name == mode, f"-mode-{name}")
 
     # ------------------------------------------------------------ clipboard images
 
@@ -228,7 +272,13 @@ class PromptInput(TextArea):
         if self.menu_open and not self._is_command(self.text) and not self._typed_in_full():
             self._accept()
             return
-        text = self.text
+        row, column = self.cursor_location
+        if column and self.document.get_line(row)[column - 1] == "\\":
+            # `\` then Enter: a newline in place of the backslash, as in Claude Code.
+            self.replace("\n", (row, column - 1), (row, column))
+            return
+        text = self._expanded(self.text)
+        self._pastes.clear()
         if not text.strip():
             return
         if not self.prompt_history or self.prompt_history[-1] != text:
