@@ -618,7 +618,8 @@ class AgentApp(App[int], inherit_bindings=False):
         return int(width)
 
     def action_expand_output(self) -> None:
-        """Expand or collapse the latest tool output or thinking block."""
+        """Expand or collapse the latest tool output or thinking block; a tool row takes the
+        focus, so ↑ / ↓ walk to earlier ones (`widgets/tool_call.py`)."""
         from .widgets.thinking import ThinkingBlock
         from .widgets.tool_call import ToolCall
 
@@ -628,7 +629,27 @@ class AgentApp(App[int], inherit_bindings=False):
             ):
                 entry.toggle()
                 entry.scroll_visible(animate=False)
+                if isinstance(entry, ToolCall):
+                    entry.focus(scroll_visible=False)
                 return
+
+    def on_tool_call_walk(self, message: Message) -> None:
+        """↑ / ↓ on a focused tool row: the focus goes to the tool row that many rows away."""
+        from .widgets.tool_call import ToolCall
+
+        rows = [entry for entry in self.transcript.children if isinstance(entry, ToolCall)]
+        if self.focused not in rows:
+            return
+        index = rows.index(self.focused) + message.step
+        if 0 <= index < len(rows):
+            rows[index].focus(scroll_visible=False)
+            rows[index].scroll_visible(animate=False)
+
+    def action_focus_input(self, typed: str = "") -> None:
+        """Back to the input (Esc on a tool row), with what was typed meanwhile."""
+        self.prompt_input.focus()
+        if typed:
+            self.prompt_input.insert(typed)
 
     def action_show_transcript(self) -> None:
         self._soon(self._show_transcript)
