@@ -666,10 +666,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self._soon(self._export_transcript)
 
     def _export_transcript(self) -> None:
-        target = self.session.cwd / f"agent-tui-{self.session.session_id[:8]}.md"
-        written = self.export_transcript(target)
-        if written is not None:
-            self.notify(f"Conversation written to {written}")
+        # To the clipboard: nothing is written into the project unasked (/export FILE writes a file).
+        text = self.transcript_markdown()
+        self.copy_to_clipboard(text)
+        self.notify(f"Conversation copied ({len(text):,} characters); /export FILE writes it to a file")
 
     def on_kitty_keyboard(self, message: Message) -> None:
         """The terminal reports Shift+Enter apart from Enter (`terminal_driver.py`): the hint may name it."""
@@ -776,10 +776,14 @@ class AgentApp(App[int], inherit_bindings=False):
         if self._initial_prompt:
             self.submit_prompt(self._initial_prompt)
 
-    def export_transcript(self, target: Path) -> Path | None:
+    def transcript_markdown(self) -> str:
+        """The conversation as Markdown, as /export writes it."""
         from .export import history_markdown
 
-        text = history_markdown(self.session.history, title=f"agent-tui session {self.session.session_id}")
+        return history_markdown(self.session.history, title=f"agent-tui session {self.session.session_id}")
+
+    def export_transcript(self, target: Path) -> Path | None:
+        text = self.transcript_markdown()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

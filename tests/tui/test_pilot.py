@@ -471,6 +471,8 @@ async def test_text_of_a_failed_attempt_is_removed_from_the_transcript(api, tmp_
         shown = screen_text(app)
         assert "The clean answer." in shown
         assert "A first" not in shown
-        assert "retrying" in shown
+        # A retry that worked leaves nothing behind: no notice, one timeline row for the turn.
+        assert "retrying" not in shown and not app.query_one("#activity").display
+        assert [row.turn.number for row in app.timeline._turn_rows] == [1]
     [discarded] = [e for e in recorded if isinstance(e, ev.AttemptDiscarded)]
     assert (discarded.turn, discarded.attempt, discarded.reason) == (1, 1, "retry")

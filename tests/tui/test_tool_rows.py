@@ -70,3 +70,19 @@ async def test_ctrl_o_then_up_walks_to_an_earlier_tool_and_opens_it(api, tmp_pat
         await pilot.press("o", "k")
         await pilot.pause(0.05)
         assert app.focused is app.prompt_input and app.prompt_input.text == "ok"
+
+
+async def test_esc_at_a_permission_prompt_records_no_words_of_the_person(api, tmp_path):
+    from agent_tui.engine import events as ev
+
+    api.push(reply(_bash(1, "touch marker.txt")), reply(text("Stopped.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"make it", "enter")
+        await wait_until(pilot, lambda: app.permission.current is not None)
+        await pilot.press("escape")
+        await wait_until(pilot, finished(recorded))
+        await pilot.pause(0.1)
+        assert "you said" not in screen_text(app)
+    resolved = [e for e in recorded if isinstance(e, ev.PermissionResolved)]
+    assert resolved and resolved[0].feedback is None
