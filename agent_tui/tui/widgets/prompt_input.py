@@ -100,6 +100,7 @@ class PromptInput(TextArea):
         self._history_index: int | None = None
         self._draft = ""
         self._completions: list[Completion] = []
+        self._labels: list[Content] = []  # what the menu shows for each completion
         self._menu: CompletionMenu | None = None
         # `@server:uri` completions for what follows `@`: (mention, what it is); the app sets it.
         self.resource_mentions: Callable[[str], list[tuple[str, str]]] = lambda partial: []
@@ -237,6 +238,7 @@ class PromptInput(TextArea):
 
     def _show_menu(self, completions: list[Completion], labels: list[Content]) -> None:
         self._completions = completions
+        self._labels = labels
         if completions:
             menu = self.menu
             menu.clear_options()
@@ -294,16 +296,17 @@ class PromptInput(TextArea):
         if now is None or now[0] != partial or not self.has_focus:
             return  # typed on, or sent: the answer is for a word no longer there
         start = now[1]
-        completions = [c for c in self._completions if c.replace_from == start]
-        taken = {c.text.strip() for c in completions}
+        pairs = zip(self._completions, self._labels, strict=False)
+        shown = [(c, label) for c, label in pairs if c.replace_from == start]
+        taken = {c.text.strip() for c, _ in shown}
         for path in paths:
             text = f"@{path}"
             if text not in taken:
-                completions.append(Completion(start, text + " ", True))
+                shown.append((Completion(start, text + " ", True), Content(text)))
                 taken.add(text)
-        completions = completions[:MAX_FILE_CANDIDATES]
-        self._show_menu(completions, [Content(c.text.strip()) for c in completions])
-        self.post_message(self.FilesOffered(partial, len(completions)))
+        shown = shown[:MAX_FILE_CANDIDATES]
+        self._show_menu([c for c, _ in shown], [label for _, label in shown])
+        self.post_message(self.FilesOffered(partial, len(shown)))
 
     def _accept(self) -> None:
         menu = self.menu
