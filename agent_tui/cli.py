@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__, startup
 from .config import LOCAL_SETTINGS, MCP_JSON, PERMISSION_MODES, Settings, SettingsError, apply_env, load_settings
@@ -34,10 +34,31 @@ def split_tool_rules(values: list[str] | None) -> list[str]:
     return [rule for value in values or [] for rule in split_rules(value)]
 
 
+HELP_EPILOG = """\
+environment:
+  ANTHROPIC_API_KEY    the key for Claude (without a key the offline demo model answers)
+  ANTHROPIC_BASE_URL   another Messages-API server (Ollama, llama.cpp, vLLM, LiteLLM, a proxy)
+  OPENAI_API_KEY       the key for an OpenAI-compatible server (provider "openai" in settings;
+                       OPENAI_BASE_URL its address)
+
+keys in the full screen:
+  Enter send · Ctrl+J or \\ then Enter newline · Esc stop · Ctrl+C twice quit
+  Shift+Tab permission mode · Ctrl+O open a tool's output (then ↑/↓ walk the tool rows)
+  Ctrl+T timeline · Ctrl+P commands · / slash commands · @ files (/help lists them all)"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line and where the flags are listed, not the whole usage."""
+        self.exit(2, f"{self.prog}: {message}\nagent-tui --help lists the flags.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="agent-tui",
         description="A terminal coding agent. Without an API key it runs an offline demo model.",
+        epilog=HELP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("prompt", nargs="?", help="prompt to submit at start (with -p: the prompt to answer)")
     p.add_argument("-p", "--print", dest="print_mode", action="store_true", help="answer one prompt and exit")

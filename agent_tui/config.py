@@ -133,6 +133,28 @@ def user_settings_path() -> Path:
     return config_dir() / "settings.json"
 
 
+def save_user_setting(key: str, value: Any) -> Path:
+    """Set `key` in the user's settings file, keeping its other keys (a file that does not parse
+    is not overwritten: OSError). The file written."""
+    import json
+
+    path = user_settings_path()
+    data: Any = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise OSError(f"{path} is not valid JSON ({exc}); not changed") from exc
+    if not isinstance(data, dict):
+        raise OSError(f"{path} does not hold a JSON object; not changed")
+    data[key] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
 # ---------------------------------------------------------------- key table
 
 

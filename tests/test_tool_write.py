@@ -31,6 +31,12 @@ async def test_new_file_needs_no_prior_read(tmp_path):
     assert result.data["path"] == str(target)
 
 
+async def test_a_new_files_diff_is_against_dev_null(tmp_path):
+    ctx = ToolContext(cwd=tmp_path)
+    result = await run(WriteTool(), {"file_path": str(tmp_path / "new.txt"), "content": "a\nb\n"}, ctx)
+    assert result.data["diff"] == "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n"
+
+
 async def test_relative_path_is_resolved_against_cwd(tmp_path):
     ctx = ToolContext(cwd=tmp_path)
     await run(WriteTool(), {"file_path": "rel.txt", "content": "x"}, ctx)

@@ -131,7 +131,7 @@ class PlannedChange:
         return not self.snapshot.exists
 
     def diff(self, cwd: Path) -> str:
-        return unified_diff(self.snapshot.text, self.new_text, diff_label(self.path, cwd))
+        return unified_diff(self.snapshot.text, self.new_text, diff_label(self.path, cwd), created=self.created)
 
 
 # ---------------------------------------------------------------- reading
@@ -244,12 +244,13 @@ def diff_label(path: Path, cwd: Path) -> str:
     return shown.lstrip("/")
 
 
-def unified_diff(old: str, new: str, label: str) -> str:
-    """A unified diff with a/ b/ headers; a missing final newline is marked as git does."""
+def unified_diff(old: str, new: str, label: str, *, created: bool = False) -> str:
+    """A unified diff with a/ b/ headers (a new file's against /dev/null, as git writes it); a
+    missing final newline is marked as git does."""
     old_lines = normalize_newlines(old).splitlines(keepends=True)
     new_lines = normalize_newlines(new).splitlines(keepends=True)
     out: list[str] = []
-    for line in difflib.unified_diff(old_lines, new_lines, f"a/{label}", f"b/{label}"):
+    for line in difflib.unified_diff(old_lines, new_lines, "/dev/null" if created else f"a/{label}", f"b/{label}"):
         if line.endswith(LF):
             out.append(line)
         else:

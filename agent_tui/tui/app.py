@@ -24,6 +24,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.geometry import Size
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
@@ -38,7 +39,7 @@ from .status_line import StatusLine, status_payload
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
-from .widgets.permission import PermissionPrompt
+from .widgets.permission import COMPACT_HEIGHT, PermissionPrompt
 from .widgets.prompt_input import InputArea, PromptInput
 from .widgets.timeline import Timeline, TimelineStrip
 from .widgets.transcript import Notice, Transcript
@@ -82,7 +83,8 @@ class AgentApp(App[int], inherit_bindings=False):
         Binding("ctrl+t", "toggle_timeline", "Timeline", id="app.toggle_timeline"),
         Binding("ctrl+o", "expand_output", "Output", id="app.expand_output"),
         Binding("ctrl+b", "background_bash", "Background", priority=True, show=False, id="app.background_bash"),
-        Binding("ctrl+p", "command_palette", "Commands", priority=True, id="app.command_palette"),
+        # Shown once, at the footer's right end (Textual's Footer puts the palette's key there).
+        Binding("ctrl+p", "command_palette", "Commands", priority=True, show=False, id="app.command_palette"),
     ]
 
     def __init__(
@@ -391,6 +393,8 @@ class AgentApp(App[int], inherit_bindings=False):
         header.cwd = str(start.cwd)
         header.mode = session.permission_mode if session is not None else start.mode
         header.session_id = session.session_id if session is not None else start.session_id
+        # The key as bound (the keymap may move it), without loading the commands' key labels.
+        self.prompt_input.show_mode(header.mode, self.keymap.get("app.cycle_mode", "shift+tab"))
 
     # ------------------------------------------------------------ prompts
 
@@ -565,8 +569,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self._soon(self._cycle_mode)
 
     def _cycle_mode(self) -> None:
+        from .widgets.header import MODE_LABELS, MODE_MEANINGS
+
         mode = self.session.cycle_permission_mode()
-        self.notify(f"Permission mode: {mode}", timeout=1.5)
+        self.notify(f"Permission mode: {MODE_LABELS.get(mode, mode)} — {MODE_MEANINGS.get(mode, '')}", timeout=3)
 
     def action_toggle_timeline(self) -> None:
         if self.timeline.latest_turn is None:
@@ -589,10 +595,27 @@ class AgentApp(App[int], inherit_bindings=False):
         timeline = self.timeline
         wide = width - self._pane_width(Size(width, height)) >= MIN_TRANSCRIPT
         shown = timeline.latest_turn is not None and not self._timeline_hidden
+        prompt = self.permission
+        # A short terminal gives a permission prompt the rows of the strip, the gauge and the footer.
+        compact = prompt.display and height < COMPACT_HEIGHT
+        self.set_class(compact, "-prompt-compact")
         timeline.display = shown and wide
-        self.timeline_strip.display = shown and not wide
-        if self.permission.display:
-            self.permission.fit(width, height)
+        self.timeline_strip.display = shown and not wide and not compact
+        if prompt.display:
+            prompt.fit(width, self._prompt_rows(height, compact), compact=compact)
+
+    def _prompt_rows(self, height: int, compact: bool) -> int:
+        """The rows a permission prompt may take: what the header, the input box and the lines
+        under it leave, and a few transcript lines unless the terminal is short."""
+
+        def rows(selector: str, least: int = 0) -> int:
+            widget = self.query_one(selector)
+            return max(widget.outer_size.height, least) if widget.display else 0
+
+        below = rows("#input-area", 3) + rows("#queued") + rows("#activity") + rows("#status-line")
+        if not compact:
+            below += 1 + 1 + (1 if self.timeline_strip.display else 0)  # gauge, footer, strip
+        return height - 1 - below - (1 if compact else 4)  # the header, and transcript lines
 
     def _pane_width(self, size: Size) -> int:
         """The columns the timeline pane takes at this terminal size (its width in app.tcss)."""
@@ -605,7 +628,8 @@ class AgentApp(App[int], inherit_bindings=False):
         return int(width)
 
     def action_expand_output(self) -> None:
-        """Expand or collapse the latest tool output or thinking block."""
+        """Expand or collapse the latest tool output or thinking block; a tool row takes the
+        focus, so ↑ / ↓ walk to earlier ones (`widgets/tool_call.py`)."""
         from .widgets.thinking import ThinkingBlock
         from .widgets.tool_call import ToolCall
 
@@ -615,7 +639,27 @@ class AgentApp(App[int], inherit_bindings=False):
             ):
                 entry.toggle()
                 entry.scroll_visible(animate=False)
+                if isinstance(entry, ToolCall):
+                    entry.focus(scroll_visible=False)
                 return
+
+    def on_tool_call_walk(self, message: Message) -> None:
+        """↑ / ↓ on a focused tool row: the focus goes to the tool row that many rows away."""
+        from .widgets.tool_call import ToolCall
+
+        rows = [entry for entry in self.transcript.children if isinstance(entry, ToolCall)]
+        if self.focused not in rows:
+            return
+        index = rows.index(self.focused) + message.step
+        if 0 <= index < len(rows):
+            rows[index].focus(scroll_visible=False)
+            rows[index].scroll_visible(animate=False)
+
+    def action_focus_input(self, typed: str = "") -> None:
+        """Back to the input (Esc on a tool row), with what was typed meanwhile."""
+        self.prompt_input.focus()
+        if typed:
+            self.prompt_input.insert(typed)
 
     def action_show_transcript(self) -> None:
         self._soon(self._show_transcript)
@@ -632,10 +676,14 @@ class AgentApp(App[int], inherit_bindings=False):
         self._soon(self._export_transcript)
 
     def _export_transcript(self) -> None:
-        target = self.session.cwd / f"agent-tui-{self.session.session_id[:8]}.md"
-        written = self.export_transcript(target)
-        if written is not None:
-            self.notify(f"Conversation written to {written}")
+        # To the clipboard: nothing is written into the project unasked (/export FILE writes a file).
+        text = self.transcript_markdown()
+        self.copy_to_clipboard(text)
+        self.notify(f"Conversation copied ({len(text):,} characters); /export FILE writes it to a file")
+
+    def on_kitty_keyboard(self, message: Message) -> None:
+        """The terminal reports Shift+Enter apart from Enter (`terminal_driver.py`): the hint may name it."""
+        self.prompt_input.shift_enter_reported()
 
     def on_permission_prompt_settled(self, message: PermissionPrompt.Settled) -> None:
         self.prompt_input.focus()
@@ -649,7 +697,7 @@ class AgentApp(App[int], inherit_bindings=False):
             else:
                 action = self._bindings_by_id()[entry.binding_id].action
                 yield SystemCommand(entry.title, entry.help, partial(self.run_action, action))
-        yield from super().get_system_commands(screen)
+        # Only agent-tui's own entries: Textual's (theme, screenshot, maximize...) are not for this app.
 
     def run_slash_later(self, name: str, arg: str = "") -> None:
         from .commands import run_slash
@@ -774,10 +822,14 @@ class AgentApp(App[int], inherit_bindings=False):
         if self._initial_prompt:
             self.submit_prompt(self._initial_prompt)
 
-    def export_transcript(self, target: Path) -> Path | None:
+    def transcript_markdown(self) -> str:
+        """The conversation as Markdown, as /export writes it."""
         from .export import history_markdown
 
-        text = history_markdown(self.session.history, title=f"agent-tui session {self.session.session_id}")
+        return history_markdown(self.session.history, title=f"agent-tui session {self.session.session_id}")
+
+    def export_transcript(self, target: Path) -> Path | None:
+        text = self.transcript_markdown()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

@@ -57,7 +57,9 @@ class CommandHost(Protocol):
 
     def export_transcript(self, target: Path) -> Path | None: ...
 
-    def action_change_theme(self) -> None: ...
+    def transcript_markdown(self) -> str: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
 
     def action_show_transcript(self) -> None: ...
 
@@ -179,11 +181,11 @@ def palette_entries(key_display: Callable[[str], str]) -> list[PaletteEntry]:
 
 
 def keys_table(key_display: Callable[[str], str]) -> str:
-    """The keys table of /help, with each binding's key as the keymap has it now."""
-    rows = ["| key | does |", "| --- | --- |"]
+    """The keys of /help, one short line each, with each binding's key as the keymap has it now."""
+    rows = []
     for key in KEYS:
         keys = " / ".join(key_display(binding_id) for binding_id in key.binding_ids)
-        rows.append(f"| {keys}{key.when} | {key.does} |")
+        rows.append(f"- `{keys}`{key.when} {key.does}")
     return "\n".join(rows)
 
 
@@ -493,14 +495,26 @@ def _cell(text: str) -> str:
 
 
 async def _theme(app: CommandHost, arg: str) -> None:
+    """No name: the themes, the current one marked. A name: use it from now on (the user settings
+    keep it for the next start)."""
     if not arg:
-        app.action_change_theme()
+        names = sorted(app.available_themes)
+        rows = [f"- {'●' if name == app.theme else '○'} `{name}`{' (current)' if name == app.theme else ''}"
+                for name in names]
+        await app.show_markdown("**Themes** (`/theme NAME` switches and remembers it)\n\n" + "\n".join(rows))
         return
     if arg not in app.available_themes:
         app.say(f"Unknown theme {arg!r}; one of: {', '.join(sorted(app.available_themes))}", kind="error")
         return
     app.theme = arg
-    app.say(f"Theme: {arg}")
+    from ..config import save_user_setting
+
+    try:
+        written = save_user_setting("theme", arg)
+    except OSError as exc:
+        app.say(f"Theme: {arg} (not remembered: {exc})", kind="error")
+        return
+    app.say(f"Theme: {arg} (remembered in {shown_path(written, app.session.cwd)})")
 
 
 async def _transcript(app: CommandHost, arg: str) -> None:
@@ -508,7 +522,21 @@ async def _transcript(app: CommandHost, arg: str) -> None:
 
 
 async def _export(app: CommandHost, arg: str) -> None:
-    target = Path(arg).expanduser() if arg else Path(f"agent-tui-{app.session.session_id[:8]}.md")
+    """`/export FILE` writes there; `/export clipboard` copies; with neither, it asks which (nothing
+    lands in the project unasked)."""
+    if not arg:
+        name = f"agent-tui-{app.session.session_id[:8]}.md"
+        await app.show_markdown(
+            "**Export the conversation as Markdown**\n\n"
+            "- `/export clipboard` copies it to the clipboard\n"
+            f"- `/export FILE` writes it to FILE (for example `/export ~/{name}`)")
+        return
+    if arg.strip().lower() == "clipboard":
+        text = app.transcript_markdown()
+        app.copy_to_clipboard(text)
+        app.say(f"Conversation copied to the clipboard ({len(text):,} characters)")
+        return
+    target = Path(arg).expanduser()
     if not target.is_absolute():
         target = app.session.cwd / target
     written = app.export_transcript(target)
@@ -528,7 +556,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("cost", "Tokens used and time spent in this session", _cost,
                  palette=("Usage", "Tokens and time of this session")),
     SlashCommand("permissions", "Mode and rules; /permissions MODE sets the mode", _permissions),
-    SlashCommand("theme", "Pick a theme; /theme NAME sets one", _theme),
+    SlashCommand("theme", "List the themes; /theme NAME sets and remembers one", _theme),
     SlashCommand("compact", "Summarise the conversation to free context: /compact [instructions]", _compact),
     SlashCommand("context", "What fills the context window", _context),
     SlashCommand("config", "Effective settings and where each came from", _config),
@@ -542,7 +570,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("skills", "Skills the model can load (.claude/skills, ~/.claude/skills)", _skills),
     SlashCommand("transcript", "The whole conversation, including pruned entries", _transcript,
                  palette=("Show transcript", "The whole conversation")),
-    SlashCommand("export", "Write the conversation as Markdown: /export [FILE]", _export,
+    SlashCommand("export", "The conversation as Markdown: /export clipboard or /export FILE", _export,
                  palette=("Export transcript", "Write the conversation as Markdown")),
     SlashCommand("exit", "Quit agent-tui", _exit),
 )
@@ -550,21 +578,20 @@ _BY_NAME = {command.name: command for command in SLASH_COMMANDS}
 
 KEYS: tuple[KeyCommand, ...] = (
     KeyCommand(("input.submit",), "send (queued while a turn runs)"),
-    KeyCommand(("input.newline",), "newline"),
+    KeyCommand(("input.newline",), "newline (so does \\\\ then Enter)"),
     KeyCommand(("input.history_previous", "input.history_next"), "prompt history"),
-    KeyCommand(("input.paste",), "paste; an image copied to the clipboard is attached"),
-    KeyCommand(("app.abort",), "stop the running turn or `/compact`", palette=("Stop", "Stop the running turn")),
-    KeyCommand(("app.interrupt",), "stop; twice within 2 s quits"),
+    KeyCommand(("input.paste",), "paste (an image in the clipboard is attached)"),
+    KeyCommand(("app.abort",), "stop the turn or `/compact`", palette=("Stop", "Stop the running turn")),
+    KeyCommand(("app.interrupt",), "stop; twice quits"),
     KeyCommand(("app.quit",), "quit"),
-    KeyCommand(("app.cycle_mode",), "cycle the permission mode",
+    KeyCommand(("app.cycle_mode",), "permission mode",
                palette=("Cycle permission mode", "default → acceptEdits → plan")),
-    KeyCommand(("app.toggle_timeline",),
-               "show / hide the timeline (a one-line strip when a pane would leave the transcript under 100 columns)",
+    KeyCommand(("app.toggle_timeline",), "show / hide the timeline",
                palette=("Toggle timeline", "Show or hide the tool timeline")),
     KeyCommand(("input.page_up", "input.page_down"), "scroll the transcript"),
-    KeyCommand(("input.home", "input.end"), "top / bottom of the transcript (with nothing typed)"),
-    KeyCommand(("app.interrupt",), "copy it (OSC 52)", when=" with text selected"),
-    KeyCommand(("app.expand_output",), "expand / collapse the latest tool output or thinking",
+    KeyCommand(("input.home", "input.end"), "transcript top / bottom (input empty)"),
+    KeyCommand(("app.interrupt",), "copy (OSC 52)", when=" with text selected"),
+    KeyCommand(("app.expand_output",), "open the latest output; ↑ / ↓ then walk the tool rows",
                palette=("Expand output", "Expand or collapse the latest tool output or thinking")),
     KeyCommand(("app.command_palette",), "command palette"),
     KeyCommand(("permission.allow", "permission.allow_always", "permission.deny", "permission.feedback"),

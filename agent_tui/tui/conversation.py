@@ -35,6 +35,8 @@ from .widgets.transcript import Notice, Transcript, UserPrompt
 
 # Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
 _REPEATS = itertools.count(2)
+# Events that end a retry's wait: the answer is coming (or the query is over).
+_RETRY_OVER = frozenset({ev.TextDelta, ev.ThinkingDelta, ev.BlockCompleted, ev.ToolQueued, ev.QueryFinished})
 
 
 class Conversation:
@@ -82,6 +84,9 @@ class Conversation:
         self._stream_chars = 0
         # A compaction in progress (manual or automatic); None otherwise.
         self.compacting: CompactionStatus | None = None
+        # The request being retried, as its retry notice says; shown on the activity line until the
+        # answer comes (or the turn ends), never left in the transcript.
+        self._retrying: str | None = None
 
     def take_history(self, older: Conversation) -> None:
         """Put what `older` loaded (the start of a resumed session) before what this one shows."""
@@ -92,6 +97,9 @@ class Conversation:
     async def handle(self, events: Iterable[ev.Event]) -> None:
         """Apply a batch of bus events, in publish order."""
         for event in events:
+            if self._retrying is not None and type(event) in _RETRY_OVER:
+                self._retrying = None
+                self._refresh_activity_line()
             handler = self._HANDLERS.get(type(event))
             if handler is not None:
                 await handler(self, event)
@@ -118,6 +126,8 @@ class Conversation:
         if event.parent_tool_use_id:
             return
         await self._end_text_run()
+        if self._turn is not None and self._turn.number == event.turn:
+            return  # the same turn asked again (a retry): one timeline row
         self._close_turn()
         self._turn = TurnRecord(number=event.turn, started_at=self.clock())
         self._attempt = object()
@@ -277,6 +287,10 @@ class Conversation:
             gauge.output_tokens = self._output_base
 
     async def _on_notice(self, event: ev.Notice) -> None:
+        if event.kind == "retry" and not event.parent_tool_use_id:
+            self._retrying = event.message
+            self._refresh_activity_line()
+            return
         if event.kind == "error":
             self._error_shown = True
         prefix = "↳ subagent: " if event.parent_tool_use_id else ""
@@ -479,8 +493,11 @@ class Conversation:
 
     def _refresh_activity_line(self) -> None:
         line, status = self._activity_line, self.compacting
-        line.display = status is not None
-        if status is not None:
+        line.display = status is not None or self._retrying is not None
+        if status is None and self._retrying is not None:
+            line.update(Content.assemble(("↻ ", "$text-warning"), (self._retrying, "$text-warning"),
+                                         (" · esc to interrupt", "$text-muted")))
+        elif status is not None:
             now = self.clock()
             frame = SPINNER[int(now * 10) % len(SPINNER)]
             line.update(

@@ -202,7 +202,7 @@ async def test_cost_of_a_model_without_a_price_shows_tokens_only(api, tmp_path):
         assert "Total cost" not in screen_text(app) and "$" not in screen_text(app)
 
 
-async def test_retries_of_an_unreachable_server_are_one_updating_line(tmp_path):
+async def test_retries_of_an_unreachable_server_show_on_the_status_line_and_leave_only_the_error(tmp_path):
     import socket
 
     from agent_tui.engine.loop.attempts import RetryPolicy
@@ -216,17 +216,22 @@ async def test_retries_of_an_unreachable_server_are_one_updating_line(tmp_path):
         tools=default_tools(),
         cwd=tmp_path,
         policy=PermissionPolicy(mode="default", cwd=tmp_path),
-        options=SessionOptions(retry=RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.01)),
+        options=SessionOptions(retry=RetryPolicy(max_retries=3, base_delay=0.3, max_delay=0.3)),
     )
     recorded: list[ev.Event] = []
     session.bus.add_listener(recorded.append)
     app = AgentApp(session)
     async with app.run_test(size=(110, 34)) as pilot:
         await type_prompt(pilot, "hi")
+        activity = app.query_one("#activity")
+        await wait_until(pilot, lambda: activity.display and "retrying in" in str(activity.render()))
+        assert f"Connection refused (127.0.0.1:{port})" in str(activity.render())
         await wait_until(pilot, finished(recorded))
         await settle(pilot, app)
-        rows = [str(n.render()) for n in app.query(Notice) if n.has_class("-retry")]
-        assert rows == [f"Connection refused (127.0.0.1:{port}); retrying in 0.0s (attempt 3/3)"]
+        # Over: the line is gone, the transcript holds the error and no retry notice.
+        assert not activity.display
+        assert not [n for n in app.query(Notice) if n.has_class("-retry")]
+        assert any(n.has_class("-error") for n in app.query(Notice))
 
 
 async def test_model_lists_what_the_server_offers(api, tmp_path):

@@ -16,7 +16,8 @@ DIFF = (
     "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def greet(name):\n"
     '-    return "Hello, " + name\n+    return f"Hello, {name}!"\n'
 )
-REMOVED_ROW, ADDED_ROW = 4, 5
+# The file headers are not drawn: the context line, then the removed and the added one, numbered.
+REMOVED_ROW, ADDED_ROW = 1, 2
 
 # What each depth's terminal is told (TERM, COLORTERM), and how Rich then draws a colour.
 DEPTHS = {
@@ -73,7 +74,9 @@ async def _row_styles(app: DiffApp, row: int) -> tuple[str, list[Style]]:
         await pilot.pause()
         strip = app.query_one(DiffView).render_line(row)
         text = "".join(segment.text for segment in strip)
-        return text, [segment.style for segment in strip if segment.text.strip() and segment.style]
+        # The line number is muted grey: the colours are the sign's and the text's.
+        return text, [segment.style for segment in strip
+                      if segment.text.strip() and not segment.text.strip().isdigit() and segment.style]
 
 
 @pytest.mark.parametrize("theme", ["agent-dark", "agent-light"])
@@ -82,7 +85,7 @@ async def test_removed_lines_are_red_and_added_lines_green_at_every_depth(monkey
     system = _terminal(monkeypatch, depth)
     removed_text, removed = await _row_styles(DiffApp(theme), REMOVED_ROW)
     added_text, added = await _row_styles(DiffApp(theme), ADDED_ROW)
-    assert removed_text.startswith('-    return "Hello, "') and added_text.startswith('+    return f"Hello')
+    assert removed_text.startswith('2 -    return "Hello, "') and added_text.startswith('2 +    return f"Hello')
     for style in removed:
         red, green, blue = _tint(style, system) or (0, 0, 0)
         assert red > green and red > blue, (depth, theme, style)
@@ -101,7 +104,7 @@ async def test_with_no_color_lines_carry_no_colour_and_the_gutter_tells_them_apa
     assert diff_palette(app) is NO_COLOUR
     for row, sign in ((REMOVED_ROW, "-"), (ADDED_ROW, "+")):
         text, styles = await _row_styles(DiffApp("agent-dark"), row)
-        assert text.startswith(sign + "    return")
+        assert text.startswith(f"2 {sign}    return")
         assert all(_tint(style, ColorSystem.TRUECOLOR) is None for style in styles)
 
 
@@ -112,6 +115,18 @@ def test_a_wrapped_line_keeps_its_sign_in_the_gutter():
     added = [row for row in rows if "compute" in row.plain]
     removed = [row for row in rows if "old = 1" in row.plain]
     assert len(added) >= 3 and len(removed) >= 2
-    assert all(row.plain.startswith("+") for row in added)
-    assert all(row.plain.startswith("-") for row in removed)
-    assert [row.plain for row in rows if "context" in row.plain] == [" context line"]
+    # The number on a line's first row only, the sign on every row.
+    assert [row.plain[:2] for row in added] == ["1 "] + ["  "] * (len(added) - 1)
+    assert all(row.plain[2] == "+" for row in added) and all(row.plain[2] == "-" for row in removed)
+    assert [row.plain for row in rows if "context" in row.plain] == ["2  context line"]
+
+
+def test_the_lines_are_numbered_without_file_headers_and_a_prompt_starts_at_the_first_change():
+    diff = ("--- a/m.py\n+++ b/m.py\n@@ -8,7 +8,8 @@\n a\n b\n c\n-d\n+D\n+E\n e\n f\n g\n"
+            "@@ -40,3 +41,3 @@\n x\n--- y\n+++ y\n z\n")
+    rows = [row.plain for row in DiffVisual(_diff_lines(diff, NO_COLOUR, 400))._rows(40)]
+    assert rows[:5] == [" 8  a", " 9  b", "10  c", "11 -d", "11 +D"]
+    # A removed line reading `-- y` is a change, not a header; hunks are parted by a row.
+    assert rows[9:] == ["   ⋮", "41  x", "41 --- y", "42 +++ y", "43  z"]
+    shown = [row.plain for row in DiffVisual(_diff_lines(diff, NO_COLOUR, 400, start_at_change=True))._rows(40)]
+    assert shown[:3] == ["11 -d", "11 +D", "12 +E"]

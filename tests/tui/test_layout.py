@@ -3,6 +3,8 @@ terminals, Ctrl+T hides and shows it, and a permission prompt always shows its k
 
 from __future__ import annotations
 
+import pytest
+
 from agent_tui.tui.widgets.permission import PermissionPrompt
 from tests.loopback import reply, text, tool_use
 
@@ -122,30 +124,66 @@ async def test_at_80_by_24_a_long_diff_scrolls_and_the_answer_keys_stay_on_scree
     assert target.read_text() == LONG_FILE
 
 
-async def test_at_80_columns_a_long_rule_moves_whole_answers_to_the_next_row(api, tmp_path):
+async def test_a_long_rule_keeps_whole_answers_in_shorter_words_when_the_full_ones_take_three_rows(api, tmp_path):
     command = "npm run build && npm test"
     api.push(reply(tool_use("Bash", {"command": command}, id="toolu_npm")), reply(text("Built.")))
     app, recorded = make_app(api, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 30)) as pilot:
         prompt = await _asked(pilot, app, "build and test")
         rule = prompt.current.suggested_rule
         assert rule and len(rule) > 30
-        answers = ["y yes", f"a yes, and don't ask again for {rule}", "n no", "e no, and tell the model why"]
+        full = ["y yes", f"a yes, and don't ask again for {rule}", "n no", "e no, and tell the model why"]
         rows = str(prompt.query_one("#permission-keys").render()).split("\n")
-        # Too long for one row: broken between answers, each row within the prompt's width.
-        assert len(rows) > 1
-        assert [answer for row in rows for answer in row.split("   ")] == answers
+        # Full words on two rows at 120 columns, broken between answers.
+        assert len(rows) == 2 and all(len(row) <= 120 - 6 for row in rows)
+        assert [answer for row in rows for answer in row.split("   ")] == full
+
+        # At 80 columns they would take three rows: shorter words, the rule `a` saves still whole.
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.1)
+        short = ["y yes", f"a always {rule}", "n no", "e say why"]
+        rows = str(prompt.query_one("#permission-keys").render()).split("\n")
+        assert [answer for row in rows for answer in row.split("  ")] == short
         assert all(len(row) <= 80 - 6 for row in rows)
         shown = screen_text(app).splitlines()
-        for answer in answers:
+        for answer in short:
             assert any(answer in line for line in shown), answer
 
-        # Narrower: more rows, still whole answers, and the keys stay on screen.
+        # Narrower still (the rule would make it three rows): the short words alone, on one row.
         await pilot.resize_terminal(60, 24)
         await pilot.pause(0.1)
         rows = str(prompt.query_one("#permission-keys").render()).split("\n")
-        assert [answer for row in rows for answer in row.split("   ")] == answers
-        assert any("e no, and tell the model why" in line for line in screen_text(app).splitlines())
+        assert rows == ["y yes  a always  n no  e say why"]
+        assert any("e say why" in line for line in screen_text(app).splitlines())
 
         await pilot.press("y")
+        await wait_until(pilot, finished(recorded))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 12)])
+async def test_an_edit_prompt_starts_at_its_first_changed_line_and_keeps_every_answer_in_view(api, tmp_path, size):
+    target = tmp_path / "shapes.py"
+    target.write_text("".join(f"WIDTH_{n} = {n}\n" for n in range(1, 41)))
+    edit = {"file_path": str(target), "old_string": "WIDTH_21 = 21\n", "new_string": "WIDTH_21 = 210\n" * 12}
+    api.push(reply(tool_use("Read", {"file_path": str(target)}, id="toolu_read")),
+             reply(tool_use("Edit", edit, id="toolu_edit")), reply(text("Done.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        prompt = await _asked(pilot, app, "widen")
+        await pilot.pause(0.1)
+        lines = screen_text(app).splitlines()
+        top = next(n for n, line in enumerate(lines) if line.lstrip().startswith("╭") and "Edit" in lines[n + 1])
+        box = lines[top:next(n for n in range(top, len(lines)) if lines[n].lstrip().startswith("╰")) + 1]
+        assert "shapes.py" in box[1]  # the file in the title, not a body row
+        assert box[2].split("│")[1].split() == ["21", "-WIDTH_21", "=", "21"], box  # no ---/+++, no context first
+        keys = str(prompt.query_one("#permission-keys").render()).split("\n")
+        assert all(key in "\n".join(keys) for key in ("y yes", "a ", "n no", "e ")), keys
+        assert all(any(row in line for line in box) for row in keys), box  # every answer row on screen
+        assert "more lines (↓ scrolls)" in box[-1]
+        hidden = int(box[-1].split("─", 1)[1].split()[0])
+        await pilot.press("pagedown", "pagedown")
+        await pilot.pause(0.1)
+        assert "more line" not in screen_text(app) and hidden > 0
+        assert prompt.query_one("#permission-body").scroll_y > 0
+        await pilot.press("n")
         await wait_until(pilot, finished(recorded))

@@ -28,7 +28,7 @@ def _prompt_box(shown: str) -> str:
     lines = shown.splitlines()
     top = next(n for n, line in enumerate(lines) if "Permission needed" in line)
     bottom = next(n for n in range(top, len(lines)) if lines[n].strip().startswith("╰"))
-    return "\n".join(lines[top:bottom])
+    return "\n".join(lines[top:bottom + 1])  # the bottom border says how much more there is
 
 
 def _key_row(app) -> str:
@@ -149,10 +149,11 @@ async def test_a_command_whose_tail_is_pushed_out_of_view_says_how_much_more_the
         await pilot.pause(0.1)
         shown = _prompt_box(screen_text(app))
         more = [line for line in shown.splitlines() if "more lines" in line]
-        assert len(more) == 1 and "(↓ / PgDn scrolls)" in more[0], shown
-        command_area = shown.split(more[0])[0]
+        # On the prompt's bottom border, under the answers.
+        assert len(more) == 1 and "more lines (↓ scrolls)" in more[0] and more[0].lstrip().startswith("╰"), shown
+        command_area = shown.split("y yes")[0]
         assert "echo start" in command_area and "tail-of-the-command" not in command_area
-        hidden = int(more[0].split("+", 1)[1].split()[0])
+        hidden = int(more[0].split("─", 1)[1].split()[0])
         body = prompt.query_one("#permission-body")
         assert hidden == body.max_scroll_y > 0
         assert "y yes" in shown and "n no" in shown  # the answer row is never pushed off
@@ -160,7 +161,7 @@ async def test_a_command_whose_tail_is_pushed_out_of_view_says_how_much_more_the
         # Scrolling the body shows the tail; the count follows, then goes.
         await pilot.press("down")
         await pilot.pause(0.05)
-        assert f"+{hidden - 1} more lines" in screen_text(app)
+        assert f"─ {hidden - 1} more lines" in screen_text(app)
         await pilot.press("pagedown", "pagedown", "pagedown", "pagedown", "pagedown")
         await pilot.pause(0.1)
         shown = _prompt_box(screen_text(app))

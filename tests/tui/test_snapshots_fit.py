@@ -7,7 +7,7 @@ import pytest
 
 from tests.loopback import reply, text, tool_use
 
-from .helpers import screen_text, wait_until
+from .helpers import screen_text, wait_armed, wait_until
 from .test_snapshots import USAGE, _app, _prepare, _send, usage_out
 
 SUMMARY = (
@@ -70,3 +70,33 @@ def test_a_diff_on_a_16_colour_terminal(snap_compare, api, project, monkeypatch)
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def _edit_deep_in_a_file(api, project):
+    """An Edit whose change starts at line 21 of a 40-line module (three context lines above it)."""
+    target = project / "src" / "shapes.py"
+    target.write_text("".join(f"WIDTH_{n} = {n}\n" for n in range(1, 41)))
+    edit = {"file_path": str(target), "old_string": "WIDTH_21 = 21\nWIDTH_22 = 22\n",
+            "new_string": "WIDTH_21 = 210  # doubled\nWIDTH_22 = 220\nWIDTH_22B = 225\n"}
+    api.push(
+        reply(tool_use("Read", {"file_path": str(target)}, id="toolu_read"), usage=usage_out(30)),
+        reply(text("Widening the middle shapes:"), tool_use("Edit", edit, id="toolu_edit"), usage=usage_out(57)),
+    )
+
+
+@pytest.mark.parametrize("size", [pytest.param((80, 24), id="80x24"), pytest.param((40, 12), id="40x12")])
+def test_an_edit_prompt_shows_its_changed_lines_and_its_answers_at_size(snap_compare, api, project, size):
+    """From the first changed line (no file headers, no context above), numbered, with "N more
+    lines (↓ scrolls)" and every answer (y / a / n / e) on screen, even at 40x12."""
+    _edit_deep_in_a_file(api, project)
+    app, clock = _app(api, project)
+
+    async def run_before(pilot) -> None:
+        await _prepare(pilot)
+        await _send(pilot, "widen the middle shapes")
+        await wait_until(pilot, lambda: app.permission.current is not None)
+        await wait_armed(pilot, app, always=True)
+        clock.now += 0.7
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -150,7 +150,7 @@ class Agent:
 @contextlib.contextmanager
 def _launch(tmp_path: Path, size: tuple[int, int]) -> Iterator[Agent]:
     project = tmp_path / "project"
-    project.mkdir()
+    project.mkdir(exist_ok=True)  # a test may lay out the project before agent-tui starts
     with LoopbackServer() as api:
         tmux = Tmux(tmp_path)
         try:

@@ -487,9 +487,8 @@ class StreamingToolExecutor:
         except asyncio.CancelledError:
             if not future.done():
                 future.cancel()
-            self._emit(
-                ev.PermissionResolved(tool_use_id=t.id, tool_name=t.name, behavior="deny", feedback="interrupted")
-            )
+            # No feedback: the person said nothing (the turn's `interrupted` event says what happened).
+            self._emit(ev.PermissionResolved(tool_use_id=t.id, tool_name=t.name, behavior="deny"))
             raise
 
     def _reject_rest(self) -> None:

@@ -5,12 +5,15 @@ would turn them into look-alike greys (light on grey at 16 colours, olive and
 grey at 256), so those depths get colours that are exact entries of their own
 palettes: the 256-colour cube's, and at 16 colours (8 too) ANSI colours 1 and
 2 as text colours.  With `NO_COLOR` (or no colour at all) lines carry no
-colour.  The `+` / `-` of each line stays in a gutter of its own, repeated on
-the rows a long line wraps to, so the diff reads without colour too.
+colour.  The `+` / `-` of each line stays in a gutter of its own, after the
+line's number and repeated on the rows a long line wraps to, so the diff reads
+without colour too.  The `---` / `+++` headers are not drawn (the prompt and the
+tool row name the file); a `⋮` row parts two hunks.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -85,25 +88,77 @@ def diff_palette(app: App | None) -> DiffPalette:
     return ANSI_TEXT  # "standard" (16 or 8 colours) and "windows"
 
 
-def _diff_lines(diff: str, palette: DiffPalette, max_lines: int) -> list[tuple[Content, int]]:
-    """(line, gutter width) pairs: the gutter is the `+` / `-` / ` ` of a changed or context
-    line; the file and hunk headers have none (they wrap from their first column)."""
-    if not diff:
-        return []
-    lines = diff.rstrip("\n").split("\n")
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a hunk: its kind (`+`, `-`, ` `, `\\` for "no newline", `@` for the break
+    between two hunks), its number in the file (the old file's for a removed line, the new
+    file's otherwise) and its text without the sign."""
+
+    kind: str
+    number: int | None
+    text: str
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def parse_diff(diff: str) -> list[DiffLine]:
+    """The hunks' lines of a one-file unified diff, numbered; the `---` / `+++` headers dropped
+    (the prompt and the tool row name the file). Inside a hunk its counts say where it ends, so
+    a removed line that reads `-- x` is never taken for a header."""
+    out: list[DiffLine] = []
+    old = new = old_left = new_left = 0
+    for line in diff.rstrip("\n").split("\n") if diff else []:
+        hunk = _HUNK.match(line) if old_left <= 0 and new_left <= 0 else None
+        if hunk:
+            old, new = int(hunk.group(1)), int(hunk.group(3))
+            old_left, new_left = (int(count) if count is not None else 1 for count in hunk.group(2, 4))
+            if out:
+                out.append(DiffLine("@", None, ""))
+        elif line.startswith("\\"):
+            out.append(DiffLine("\\", None, line))
+        elif old_left <= 0 and new_left <= 0 and line.startswith(("--- ", "+++ ", "diff ", "index ")):
+            continue  # a file header
+        elif line.startswith("-"):
+            out.append(DiffLine("-", old, line[1:]))
+            old, old_left = old + 1, old_left - 1
+        elif line.startswith("+"):
+            out.append(DiffLine("+", new, line[1:]))
+            new, new_left = new + 1, new_left - 1
+        else:
+            out.append(DiffLine(" ", new, line[1:]))
+            old, new, old_left, new_left = old + 1, new + 1, old_left - 1, new_left - 1
+    return out
+
+
+def from_first_change(lines: list[DiffLine]) -> list[DiffLine]:
+    """`lines` from the first added or removed one: what a prompt's few rows should show first."""
+    first = next((i for i, line in enumerate(lines) if line.kind in "+-"), 0)
+    return lines[first:]
+
+
+def _diff_lines(diff: str, palette: DiffPalette, max_lines: int, *, start_at_change: bool = False
+                ) -> list[tuple[Content, int]]:
+    """(row, gutter width) pairs: the gutter is the line's number and its `+` / `-` / ` `,
+    repeated on the rows a long line wraps to."""
+    lines = parse_diff(diff)
+    if start_at_change:
+        lines = from_first_change(lines)
+    width = len(str(max((line.number or 0 for line in lines), default=0)))
     out: list[tuple[Content, int]] = []
     for line in lines[:max_lines]:
-        if line.startswith(("+++", "---")):
-            out.append((Content.styled(line, "$text-muted bold"), 0))
-        elif line.startswith("@@"):
-            out.append((Content.styled(line, "$text-accent"), 0))
-        elif line.startswith("\\"):
-            out.append((Content.styled(line, "$text-muted italic"), 0))
-        elif line.startswith(("+", "-")):
+        number = Content.styled(f"{line.number:>{width}} " if line.number is not None else " " * (width + 1),
+                                "$text-muted")
+        if line.kind == "@":
+            out.append((number + Content.styled("⋮", "$text-muted"), 0))
+        elif line.kind == "\\":
+            out.append((number + Content.styled(line.text, "$text-muted italic"), 0))
+        elif line.kind in "+-":
             # Bidi and zero-width characters drawn as tokens: nothing reorders or hides the code.
-            out.append((reveal_hidden(line, palette.added if line[0] == "+" else palette.removed), 1))
+            style = palette.added if line.kind == "+" else palette.removed
+            out.append((number + reveal_hidden(line.kind + line.text, style), width + 2))
         else:
-            out.append((reveal_hidden(line), 1 if line.startswith(" ") else 0))
+            out.append((number + reveal_hidden(" " + line.text), width + 2))
     if len(lines) > max_lines:
         out.append((Content.styled(f"… {len(lines) - max_lines} more diff lines", "$text-muted italic"), 0))
     return out
@@ -124,8 +179,10 @@ class DiffVisual(Visual):
             elif not gutter:
                 rows += line.wrap(max(width, 1))
             else:
-                sign = line[:gutter]
-                rows += [sign + part for part in line[gutter:].wrap(max(width - gutter, 1))]
+                # The number on the first row only; the sign on every row.
+                first, sign = line[:gutter], Content(" " * (gutter - 1)) + line[gutter - 1:gutter]
+                parts = line[gutter:].wrap(max(width - gutter, 1))
+                rows += [(sign if i else first) + part for i, part in enumerate(parts)]
         return rows
 
     def _laid_out(self, width: int) -> tuple[int, Content, int]:
@@ -150,19 +207,19 @@ class DiffVisual(Visual):
 
 def diff_stats(diff: str) -> tuple[int, int]:
     """(lines added, lines removed)."""
-    added = removed = 0
-    for line in diff.split("\n"):
-        if line.startswith("+") and not line.startswith("+++"):
-            added += 1
-        elif line.startswith("-") and not line.startswith("---"):
-            removed += 1
-    return added, removed
+    kinds = [line.kind for line in parse_diff(diff)]
+    return kinds.count("+"), kinds.count("-")
 
 
 class DiffView(Static):
-    def __init__(self, diff: str = "", *, id: str | None = None, classes: str | None = None) -> None:
+    """A diff's numbered lines; `start_at_change`: from its first changed line (a prompt's few
+    rows go to what is being approved, not to the context above it)."""
+
+    def __init__(self, diff: str = "", *, start_at_change: bool = False, id: str | None = None,
+                 classes: str | None = None) -> None:
         super().__init__("", id=id, classes=classes, markup=False)
         self.diff = diff
+        self.start_at_change = start_at_change
         self._drawn: tuple[str, DiffPalette, DiffVisual] | None = None
 
     def show_diff(self, diff: str) -> None:
@@ -174,5 +231,6 @@ class DiffView(Static):
         palette = diff_palette(self.app)
         drawn = self._drawn
         if drawn is None or drawn[0] != self.diff or drawn[1] != palette:
-            drawn = self._drawn = (self.diff, palette, DiffVisual(_diff_lines(self.diff, palette, MAX_LINES)))
+            drawn = self._drawn = (self.diff, palette, DiffVisual(
+                _diff_lines(self.diff, palette, MAX_LINES, start_at_change=self.start_at_change)))
         return drawn[2]

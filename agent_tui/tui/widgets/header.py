@@ -16,6 +16,14 @@ MODE_LABELS = {
     "bypassPermissions": "bypass permissions",
     "dontAsk": "don't ask (deny)",
 }
+# What each mode means, said when Shift+Tab changes to it.
+MODE_MEANINGS = {
+    "default": "changes ask first",
+    "acceptEdits": "file edits in the project run without asking",
+    "plan": "read and plan only; nothing is changed",
+    "bypassPermissions": "everything runs without asking",
+    "dontAsk": "what would ask is refused",
+}
 
 
 class SessionHeader(Widget):

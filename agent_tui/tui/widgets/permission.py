@@ -48,25 +48,34 @@ NO_RULE_REASON = "No \"don't ask again\": the command holds hidden characters (m
 _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "plan")
 # The tool whose prompt approves a plan: its answers read differently (`tools/exit_plan.py`).
 PLAN_EXIT = "ExitPlanMode"
+# Below this many rows the terminal is short: a prompt takes the rows of the timeline strip, the
+# gauge and the footer, and its title and answers take one row each (`fit`).
+COMPACT_HEIGHT = 22
 # Between two answers on the key row.
 _KEY_GAP = "   "
 # Columns the prompt's margin, border and padding take from the terminal's width.
 _CHROME_WIDTH = 6
 
 
-def key_rows(choices: list[Content], width: int) -> list[Content]:
+def key_rows(choices: list[Content], width: int, gap: str = _KEY_GAP) -> list[Content]:
     """The answers laid out in rows of at most `width` cells, broken between answers (never
     inside one, unless a single answer is wider than the row)."""
     rows: list[list[Content]] = [[]]
     used = 0
     for choice in choices:
-        need = choice.cell_length + (len(_KEY_GAP) if rows[-1] else 0)
+        need = choice.cell_length + (len(gap) if rows[-1] else 0)
         if rows[-1] and used + need > width:
             rows.append([])
             used, need = 0, choice.cell_length
         rows[-1].append(choice)
         used += need
-    return [Content(_KEY_GAP).join(row) for row in rows]
+    return [Content(gap).join(row) for row in rows]
+
+
+def bash_description(request: PermissionRequested) -> str:
+    """What the model says a Bash command does (its `description`), for the prompt's title."""
+    description = request.input.get("description") if request.tool_name == "Bash" else None
+    return " ".join(description.split()) if isinstance(description, str) else ""
 
 
 def describe_input(request: PermissionRequested, cwd: Path) -> str:
@@ -91,11 +100,12 @@ class FeedbackInput(Input):
 
 
 class PermissionPrompt(Vertical, can_focus=True):
+    # The answers are on the prompt's own key row: the footer keeps the app's keys, uncut.
     BINDINGS = [
-        Binding("y", "answer('allow')", "Yes", id="permission.allow"),
-        Binding("a", "answer('always')", "Yes, don't ask again", id="permission.allow_always"),
-        Binding("n", "answer('deny')", "No", id="permission.deny"),
-        Binding("e", "feedback", "No, and say why", id="permission.feedback"),
+        Binding("y", "answer('allow')", "Yes", show=False, id="permission.allow"),
+        Binding("a", "answer('always')", "Yes, don't ask again", show=False, id="permission.allow_always"),
+        Binding("n", "answer('deny')", "No", show=False, id="permission.deny"),
+        Binding("e", "feedback", "No, and say why", show=False, id="permission.feedback"),
         Binding("1", "choose(0)", "Option 1", show=False, id="question.option_1"),
         Binding("2", "choose(1)", "Option 2", show=False, id="question.option_2"),
         Binding("3", "choose(2)", "Option 3", show=False, id="question.option_3"),
@@ -129,6 +139,9 @@ class PermissionPrompt(Vertical, can_focus=True):
         # The question request being answered and its answers so far (AskUserQuestion).
         self._form: QuestionForm | None = None
         self._form_request: PermissionRequested | None = None
+        self._title = Content("")
+        # The rows the answer keys may take before shorter words are used (`fit`).
+        self._key_rows_max = 2
 
     def build(self) -> None:
         """Make the prompt's parts. Not for the first frame (they would slow it by a few
@@ -141,9 +154,9 @@ class PermissionPrompt(Vertical, can_focus=True):
         feedback_row = Vertical(id="permission-feedback-row")
         self._mounts = [
             self.mount(Static("", id="permission-title", markup=False), body,
-                       Static("", id="permission-more", markup=False),
                        Static("", id="permission-keys", markup=False), feedback_row),
-            body.mount(Static("", id="permission-subject", markup=False), DiffView(id="permission-diff")),
+            body.mount(Static("", id="permission-subject", markup=False),
+                       DiffView(start_at_change=True, id="permission-diff")),
             feedback_row.mount(
                 FeedbackInput(placeholder="Tell the model what to do instead, then Enter", id="permission-feedback")
             ),
@@ -157,15 +170,27 @@ class PermissionPrompt(Vertical, can_focus=True):
         for mounted in self._mounts:
             await mounted
 
-    def fit(self, width: int, height: int) -> None:
-        """Cap the scrolling body so the title, the answer keys and a few lines of the
-        transcript stay on screen however small the terminal is."""
-        key_lines = self._update_keys(width)
-        # header, strip, gauge, footer, input box, this border, title, keys margin, 4 transcript lines
-        chrome = 1 + 1 + 1 + 1 + 3 + 2 + 1 + 1 + 4
-        room = height - chrome - max(key_lines, 1)
-        self.query_one("#permission-body").styles.max_height = max(3, min(room, 20))
+    def fit(self, width: int, room: int, *, compact: bool = False) -> None:
+        """Lay the prompt out in `room` rows of a terminal `width` columns wide: the title and the
+        answer keys always whole, the scrolling body taking what is left. `compact` (a short
+        terminal): no blank rows, a one-row title and the answers on one row, in short words."""
+        self.set_class(compact, "-compact")
+        key_lines = self._update_keys(width, max_rows=1 if compact else 2)
+        columns = max(width - _CHROME_WIDTH, 1)
+        title = self._title.split("\n")
+        title_lines = len(title) if compact else sum(max(-(-line.cell_length // columns), 1) for line in title)
+        # the border (saying "N more lines"), the title, the blank row above the keys (not when compact), the keys
+        body = room - 2 - title_lines - (0 if compact else 1) - key_lines
+        self.query_one("#permission-body").styles.max_height = max(1, min(body, 20))
         self.call_after_refresh(self._update_more)
+
+    def _refit(self) -> None:
+        """Lay the prompt out again; the app decides how many rows it gets (`apply_layout`)."""
+        apply_layout = getattr(self.app, "apply_layout", None)
+        if apply_layout is not None:
+            apply_layout()
+        else:
+            self.fit(self.app.size.width, self.app.size.height)
 
     @property
     def current(self) -> PermissionRequested | None:
@@ -344,6 +369,7 @@ class PermissionPrompt(Vertical, can_focus=True):
             was_shown = self.display
             self.display = False
             if was_shown:
+                self._refit()  # the rows a short terminal gave the prompt go back
                 self.post_message(self.Settled())
             return
         self.display = True
@@ -351,31 +377,40 @@ class PermissionPrompt(Vertical, can_focus=True):
             self._show_question(request)
             return
         plan_exit = request.tool_name == PLAN_EXIT
+        subject = describe_input(request, self.cwd)
+        lead = "◆ Plan ready  " if plan_exit else "⚠ Permission needed  "
+        if self.app.size.height < COMPACT_HEIGHT:  # one row: the tool and its file come first
+            lead = lead[:2]
         title: list[Content] = [
-            Content.styled("◆ Plan ready  " if plan_exit else "⚠ Permission needed  ",
-                           "$text-primary bold" if plan_exit else "$text-warning bold"),
+            Content.styled(lead, "$text-primary bold" if plan_exit else "$text-warning bold"),
             reveal_hidden(request.tool_name, "bold"),
-            Content("  "),
-            reveal_hidden(request.message, "$text-muted"),
         ]
+        if request.diff:  # the file's name goes up here: the body's rows are the diff's
+            title += [Content(" "), reveal_hidden(subject, "$text-secondary")]
+        title += [Content("  "), reveal_hidden(bash_description(request) or request.message, "$text-muted")]
         if request.danger:
             title += [Content("\n"), reveal_hidden(f"⚠ DANGER: {request.danger}", "$text-error bold")]
-        self.query_one("#permission-title", Static).update(Content("").join(title))
-        subject = describe_input(request, self.cwd)
-        self.query_one("#permission-subject", Static).update(
-            reveal_hidden(subject, "" if plan_exit else "$text-secondary")
-        )
+        self._set_title(Content("").join(title))
+        subject_view = self.query_one("#permission-subject", Static)
+        subject_view.update(reveal_hidden(subject, "" if plan_exit else "$text-secondary"))
+        subject_view.display = not request.diff
         diff = self.query_one(DiffView)
         if request.diff:
             diff.show_diff(request.diff)
         diff.display = bool(request.diff)
         self._laid_out(danger=bool(request.danger))
 
+    def _set_title(self, title: Content) -> None:
+        self._title = title
+        self.query_one("#permission-title", Static).update(title)
+
     def _show_question(self, request: PermissionRequested) -> None:
         form = self.question
         assert form is not None
-        self.query_one("#permission-title", Static).update(form.title())
-        self.query_one("#permission-subject", Static).update(form.body())
+        self._set_title(form.title())
+        subject = self.query_one("#permission-subject", Static)
+        subject.update(form.body())
+        subject.display = True
         self.query_one(DiffView).display = False
         self._laid_out(danger=False)
 
@@ -383,7 +418,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         """The shown request's body from its top, the answer keys in view, focus once armed."""
         self.query_one("#permission-body").scroll_home(animate=False)
         self.set_class(danger, "-danger")
-        self.fit(*self.app.size)
+        self._refit()
         self.query_one("#permission-feedback-row").display = False
         self.query_one("#permission-keys").display = True
         if self._armed:
@@ -421,7 +456,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._armed = self._armed or now >= arms_at
         self._always_armed = self._armed and now >= always_at
         if (self._armed, self._always_armed) != was:
-            self.fit(*self.app.size)  # the key rows may take one row fewer without the hint
+            self._refit()  # the key rows may take one row fewer without the hint
             if self._armed and not was[0] and not self.query_one("#permission-feedback-row").display:
                 self.focus()
             self.refresh_bindings()
@@ -430,26 +465,26 @@ class PermissionPrompt(Vertical, can_focus=True):
             self._arm_timer = self.set_timer(max(due - now, 0.01), self._check_arming)
 
     def _update_more(self) -> None:
-        """Show "+N more lines" under the command and diff when they go on below the visible part."""
+        """Say "N more lines (↓ scrolls)" when the command or diff goes on below the visible part."""
         if not self.is_mounted or self._mounts is None:
             return
         body = self.query_one("#permission-body", VerticalScroll)
-        hidden = max(0, round(body.max_scroll_y - body.scroll_y))
-        more = self.query_one("#permission-more", Static)
-        more.display = hidden > 0 and self.current is not None
-        if hidden:
-            lines = "line" if hidden == 1 else "lines"
-            more.update(Content.styled(f"+{hidden} more {lines} (↓ / PgDn scrolls)", "$text-muted italic"))
+        hidden = max(0, round(body.max_scroll_y - body.scroll_y)) if self.current is not None else 0
+        # On the bottom border, right under the answers: the body's rows all go to what is asked.
+        lines = "line" if hidden == 1 else "lines"
+        self.border_subtitle = f"{hidden} more {lines} (↓ scrolls)" if hidden else ""
 
     def _drop_settled(self) -> None:
         self.pending = deque(r for r in self.pending if r.future is None or not r.future.done())
 
-    def _update_keys(self, width: int | None = None) -> int:
-        """Show the answer keys for a terminal `width` columns wide (the app's by default);
-        the number of rows they take."""
+    def _update_keys(self, width: int | None = None, max_rows: int | None = None) -> int:
+        """Show the answer keys for a terminal `width` columns wide (the app's by default), in
+        words short enough for `max_rows` rows when the full ones take more; the rows they take."""
         request = self.current
         if request is None:
             return 1
+        if max_rows is not None:
+            self._key_rows_max = max_rows
         armed = self._armed
 
         def choice(key: str, style: str, label: str | Content, ready: bool = armed) -> Content:
@@ -461,37 +496,50 @@ class PermissionPrompt(Vertical, can_focus=True):
         offers_always = self.offers_always(request)
         form = self.question
         if form is not None and not form.done:
-            choices = form.keys(armed)
-            return self._show_keys(choices, width)
+            return self._show_keys([form.keys(armed)], width)
         if request.tool_name == PLAN_EXIT:
-            choices = [
-                choice("y", "$text-success bold", " approve, ask before edits"),
-                choice("a", "$text-success bold", " approve, auto-accept edits", self._always_armed),
-                choice("n", "$text-error bold", " keep planning"),
-                choice("e", "$text-warning bold", " keep planning, say what to change"),
-            ]
-            return self._show_keys(choices, width)
-        choices = [choice("y", "$text-success bold", " yes")]
-        if offers_always:
-            assert request.suggested_rule is not None
-            label = Content(" yes, and don't ask again for ") + reveal_hidden(request.suggested_rule)
-            choices.append(choice("a", "$text-success bold", label, self._always_armed))
-        choices.append(choice("n", "$text-error bold", " no"))
-        choices.append(choice("e", "$text-warning bold", " no, and tell the model why"))
-        if len(self.pending) > 1:
-            choices.append(Content.styled(f"(1 of {len(self.pending)} pending)", "$text-muted"))
+            tiers = [[
+                choice("y", "$text-success bold", yes),
+                choice("a", "$text-success bold", always, self._always_armed),
+                choice("n", "$text-error bold", no),
+                choice("e", "$text-warning bold", why),
+            ] for yes, always, no, why in (
+                (" approve, ask before edits", " approve, auto-accept edits", " keep planning",
+                 " keep planning, say what to change"),
+                (" approve", " auto-accept", " keep planning", " say what"),
+            )]
+            return self._show_keys(tiers, width)
+        rule = reveal_hidden(request.suggested_rule or "")
+        # Full words; then short ones keeping the rule `a` saves; then short ones.
+        labels = ((Content(" yes, and don't ask again for ") + rule, " no, and tell the model why", "1 of {}"),
+                  (Content(" always ") + rule, " say why", "1/{}"), (Content(" always"), " say why", "1/{}"))
+        tiers = []
+        for always, why, pending in labels:
+            choices = [choice("y", "$text-success bold", " yes")]
+            if offers_always:
+                choices.append(choice("a", "$text-success bold", always, self._always_armed))
+            choices += [choice("n", "$text-error bold", " no"), choice("e", "$text-warning bold", why)]
+            if len(self.pending) > 1:
+                choices.append(Content.styled(f"({pending.format(len(self.pending))} pending)", "$text-muted"))
+            tiers.append(choices)
         reason = NO_RULE_REASON if not offers_always and has_hidden(describe_input(request, self.cwd)) else None
-        return self._show_keys(choices, width, reason)
+        return self._show_keys(tiers, width, reason)
 
-    def _show_keys(self, choices: list[Content], width: int | None, reason: str | None = None) -> int:
-        """Lay `choices` out in rows for `width` columns (plus the arming hint, and `reason` on a row of
-        its own); the number of rows they take."""
-        if not self._armed:
-            choices = [*choices, Content.styled("arming…", "$text-muted italic")]
+    def _show_keys(self, tiers: list[list[Content]], width: int | None, reason: str | None = None) -> int:
+        """Lay the first of `tiers` (the same answers in ever shorter words) that fits the rows allowed
+        out in rows for `width` columns (plus the arming hint, and `reason` on a row of its own); the
+        number of rows they take."""
         columns = max((width if width is not None else self.app.size.width) - _CHROME_WIDTH, 1)
-        rows = key_rows(choices, columns)
+        for tier, choices in enumerate(tiers):
+            if not self._armed:
+                choices = [*choices, Content.styled("arming…", "$text-muted italic")]
+            rows = key_rows(choices, columns, gap=_KEY_GAP if tier == 0 else "  ")
+            # A row holding one answer wider than the prompt still wraps.
+            count = sum(max(-(-row.cell_length // columns), 1) for row in rows)
+            if count <= self._key_rows_max:
+                break
         if reason:
             rows.append(Content.styled(reason, "$text-warning"))
+            count += max(-(-len(reason) // columns), 1)
         self.query_one("#permission-keys", Static).update(Content("\n").join(rows))
-        # A row holding one answer wider than the prompt still wraps.
-        return sum(max(-(-row.cell_length // columns), 1) for row in rows)
+        return count

@@ -1,6 +1,9 @@
 """The prompt input: a multi-line TextArea with history and completion.
 
-Enter sends; Shift+Enter and Ctrl+J insert a newline.  Up on the first row and
+Enter sends; Ctrl+J, `\\` then Enter, and Shift+Enter where the terminal tells it
+from Enter (the kitty keyboard protocol) insert a newline: the hint names
+Shift+Enter only there.  A paste of many lines shows as one "[Pasted N lines]"
+token and is sent whole.  Up on the first row and
 Down on the last walk the history.  Typing `/` at the start offers the slash
 commands, `@` offers paths under the working directory (and MCP servers' resources as
 `@server:uri`); Tab or Enter takes
@@ -27,8 +30,16 @@ from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:  # the commands' table and path completion load after the first frame
     from ..commands import SlashCommand
+    from ..file_index import FileIndex
 
 _SLASH_WORD = re.compile(r"^/(\S*)$")
+# Candidates the `@` menu offers at most.
+MAX_FILE_CANDIDATES = 12
+# Seconds after which a search that finds nothing reads the file list again first.
+FILES_RECHECK = 2.0
+# A paste of more lines than this shows as one "[Pasted N lines]" token.
+PASTE_FOLD_LINES = 10
+HINT = "Ask anything · / commands · @ files · Enter sends · {newline} newline"
 _MENTION_TAIL = re.compile(r"(?:^|\s)@((?:\\ |[^\s])*)$")
 
 
@@ -65,6 +76,14 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class FilesOffered(Message):
+        """The `@` menu took the files found for `partial` (tests and timing wait on it)."""
+
+        def __init__(self, partial: str, count: int) -> None:
+            super().__init__()
+            self.partial = partial
+            self.count = count
+
     def __init__(self, cwd: Path, commands: Callable[[], Sequence[SlashCommand]], *, id: str | None = None) -> None:
         super().__init__(
             id=id,
@@ -72,7 +91,7 @@ class PromptInput(TextArea):
             tab_behavior="focus",
             show_line_numbers=False,
             highlight_cursor_line=False,
-            placeholder="Ask anything · / commands · @ files · Enter sends · Shift+Enter newline",
+            placeholder=HINT.format(newline="Ctrl+J"),
         )
         self.cwd = cwd
         # The slash commands on offer now (the project's may change while the app runs).
@@ -81,9 +100,51 @@ class PromptInput(TextArea):
         self._history_index: int | None = None
         self._draft = ""
         self._completions: list[Completion] = []
+        self._labels: list[Content] = []  # what the menu shows for each completion
         self._menu: CompletionMenu | None = None
         # `@server:uri` completions for what follows `@`: (mention, what it is); the app sets it.
         self.resource_mentions: Callable[[str], list[tuple[str, str]]] = lambda partial: []
+        # The project's files for fuzzy `@` completion (read when first needed, `file_index.py`).
+        self._files: FileIndex | None = None
+        self._searches = 0  # numbers each search; a thread gives up once a newer one started
+        # "[Pasted N lines]" tokens in the text, and what each stands for.
+        self._pastes: dict[str, str] = {}
+
+    def shift_enter_reported(self) -> None:
+        """The terminal reports Shift+Enter apart from Enter (kitty keyboard protocol): say so."""
+        self.placeholder = HINT.format(newline="Shift+Enter")
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A long paste goes in as one token (the box stays readable); sent, it is the whole text.
+        A short one is left to TextArea's own handler (Textual calls it next, unless prevented)."""
+        # Terminals (and tmux) send a pasted line break as CR.
+        pasted = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = len(pasted.splitlines())
+        if lines <= PASTE_FOLD_LINES or self.read_only:
+            return
+        event.prevent_default()
+        token, count = f"[Pasted {lines} lines]", 1
+        while token in self._pastes:
+            count += 1
+            token = f"[Pasted {lines} lines #{count}]"
+        self._pastes[token] = pasted
+        start, end = self.selection
+        self.replace(token, start, end)
+
+    def _expanded(self, text: str) -> str:
+        """`text` with every paste token still in it replaced by what was pasted."""
+        for token, pasted in self._pastes.items():
+            text = text.replace(token, pasted)
+        return text
+
+    def show_mode(self, mode: str, keys: str) -> None:
+        """The permission mode on the box's bottom edge, beside what is typed (the header is cut at
+        80 columns), with the key that changes it."""
+        from .header import MODE_LABELS
+
+        self.border_subtitle = f"⏵ {MODE_LABELS.get(mode, mode)} ({keys.split(',')[0]} changes)"
+        for name in MODE_LABELS:
+            self.set_class(name == mode, f"-mode-{name}")
 
     # ------------------------------------------------------------ clipboard images
 
@@ -121,6 +182,11 @@ class PromptInput(TextArea):
             self._menu = CompletionMenu(id="completion-menu")
             self._menu.display = False
             self.parent.mount(self._menu, before=self)
+            # The file list is read now, in a thread, so the first `@` search need not wait for it.
+            from ..file_index import FileIndex
+
+            files = self._files = FileIndex(self.cwd)
+            self.run_worker(files.refresh, thread=True, group="file-search", exit_on_error=False)
 
     @property
     def menu_open(self) -> bool:
@@ -154,6 +220,7 @@ class PromptInput(TextArea):
 
                 partial = mention.group(1)
                 start = column - len(partial) - 1
+                # The folder walk answers at once; the fuzzy search over every file follows.
                 for path in path_candidates(partial, self.cwd):
                     final = not path.endswith("/")
                     completions.append(Completion(start, f"@{path}" + (" " if final else ""), final))
@@ -161,7 +228,17 @@ class PromptInput(TextArea):
                 for resource, about in self.resource_mentions(partial):
                     completions.append(Completion(start, f"@{resource} ", True))
                     labels.append(Content.assemble(f"@{resource} ", (about, "$text-muted")))
+                if partial and "/" not in partial[:1]:
+                    taken = {c.text.strip() for c in completions}
+                    for path in self._search_files(partial):
+                        if f"@{path}" not in taken and len(completions) < MAX_FILE_CANDIDATES:
+                            completions.append(Completion(start, f"@{path} ", True))
+                            labels.append(Content(f"@{path}"))
+        self._show_menu(completions, labels)
+
+    def _show_menu(self, completions: list[Completion], labels: list[Content]) -> None:
         self._completions = completions
+        self._labels = labels
         if completions:
             menu = self.menu
             menu.clear_options()
@@ -171,6 +248,65 @@ class PromptInput(TextArea):
         elif self._menu is not None:
             self._menu.clear_options()
             self._menu.display = False
+
+    # ------------------------------------------------------------ fuzzy @ files
+
+    def _mention_now(self) -> tuple[str, int] | None:
+        """The `@` word being typed at the cursor (its text after `@`, where the `@` is), if any."""
+        row, column = self.cursor_location
+        mention = _MENTION_TAIL.search(self.document.get_line(row)[:column])
+        if mention is None:
+            return None
+        return mention.group(1), column - len(mention.group(1)) - 1
+
+    def _search_files(self, partial: str) -> list[str]:
+        """The project's files holding `partial` whole, found now (a millisecond or two); those
+        holding its characters in order follow from a thread, and the menu takes them if the
+        same word is still being typed (`file_index.py`)."""
+        from ..file_index import STALE_AFTER, FileIndex
+
+        if self._files is None:
+            self._files = FileIndex(self.cwd)
+        files = self._files
+        # Ranking a few hundred keeps a keystroke quick (a letter or two matches thousands).
+        quick = files.search(partial, MAX_FILE_CANDIDATES, fuzzy=False, rank_at_most=300) if files.read_at else []
+        self._searches += 1
+        this = self._searches
+
+        def search() -> None:
+            # Keys typed faster than the searches run: only the newest word is searched for.
+            if this != self._searches:
+                return
+            if files.stale:  # or still being read after the first frame: wait for that read
+                files.refresh(unless_younger_than=STALE_AFTER)
+            found = files.search(partial, MAX_FILE_CANDIDATES)
+            if not found and files.age > FILES_RECHECK:  # nothing in a list read a while ago: new files?
+                files.refresh(unless_younger_than=FILES_RECHECK)
+                found = files.search(partial, MAX_FILE_CANDIDATES)
+            if this == self._searches:
+                self.app.call_from_thread(self._offer_files, partial, found)
+
+        if len(quick) < MAX_FILE_CANDIDATES or files.stale:
+            self.run_worker(search, thread=True, exclusive=True, group="file-search", exit_on_error=False)
+        return quick
+
+    def _offer_files(self, partial: str, paths: list[str]) -> None:
+        """Add the files found for `partial` after the folder walk's candidates."""
+        now = self._mention_now()
+        if now is None or now[0] != partial or not self.has_focus:
+            return  # typed on, or sent: the answer is for a word no longer there
+        start = now[1]
+        pairs = zip(self._completions, self._labels, strict=False)
+        shown = [(c, label) for c, label in pairs if c.replace_from == start]
+        taken = {c.text.strip() for c, _ in shown}
+        for path in paths:
+            text = f"@{path}"
+            if text not in taken:
+                shown.append((Completion(start, text + " ", True), Content(text)))
+                taken.add(text)
+        shown = shown[:MAX_FILE_CANDIDATES]
+        self._show_menu([c for c, _ in shown], [label for _, label in shown])
+        self.post_message(self.FilesOffered(partial, len(shown)))
 
     def _accept(self) -> None:
         menu = self.menu
@@ -228,7 +364,13 @@ class PromptInput(TextArea):
         if self.menu_open and not self._is_command(self.text) and not self._typed_in_full():
             self._accept()
             return
-        text = self.text
+        row, column = self.cursor_location
+        if column and self.document.get_line(row)[column - 1] == "\\":
+            # `\` then Enter: a newline in place of the backslash, as in Claude Code.
+            self.replace("\n", (row, column - 1), (row, column))
+            return
+        text = self._expanded(self.text)
+        self._pastes.clear()
         if not text.strip():
             return
         if not self.prompt_history or self.prompt_history[-1] != text:

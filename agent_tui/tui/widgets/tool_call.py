@@ -7,12 +7,14 @@ widget per tool call rather than every output it ever produced.  File changes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -25,10 +27,16 @@ from .diff import DiffView, diff_stats
 
 MAX_OUTPUT_LINES = 200
 PROGRESS_LINES = 3
+# A line that says what went wrong: a test run's tally, a compiler's or a shell's error.
+_FAILURE_LINE = re.compile(r"\b(failed|failures?|errors?|fatal|exception|traceback|denied|not found|no such)\b",
+                           re.IGNORECASE)
+
 
 def output_text(record: ToolRecord) -> str:
     """The richest text the result offers for a person (the model got its own)."""
     data = record.data
+    if "todos" in data:
+        return ""  # the list shows in the transcript already; the tool's text is for the model
     if isinstance(data.get("stdout"), str):
         return data["stdout"]
     if isinstance(data.get("excerpt"), str):
@@ -39,16 +47,35 @@ def output_text(record: ToolRecord) -> str:
     return record.preview
 
 
+def output_gist(output: str, *, failed: bool) -> str:
+    """The line of a command's output that says how it went: the last one, or when it failed
+    the last one naming the failure (pytest's "4 failed, 1 passed", not its first `.FFFF`),
+    without the rules drawn around it."""
+    lines = [line.strip().strip("=-*_~#").strip() for line in output.splitlines()]
+    lines = [line for line in lines if line]
+    if failed:
+        for line in reversed(lines):
+            if _FAILURE_LINE.search(line):
+                return line
+    return lines[-1] if lines else ""
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
 def result_hint(record: ToolRecord) -> str:
     data = record.data
     if isinstance(data.get("diff"), str):
         added, removed = diff_stats(data["diff"])
         return f"+{added} −{removed}"
     if "exit_code" in data:
-        lines = len(str(data.get("stdout", "")).splitlines())
-        return f"exit {data['exit_code']} · {lines} line{'s' * (lines != 1)}"
+        output = str(data.get("stdout", ""))
+        hint = f"exit {data['exit_code']} · {_plural(len(output.splitlines()), 'line')}"
+        gist = output_gist(output, failed=record.is_error or bool(data["exit_code"]))
+        return f"{hint} · {gist[:120]}" if gist else hint
     if "lines_read" in data:
-        return f"{data['lines_read']} lines"
+        return _plural(data["lines_read"], "line")
     if isinstance(data.get("media"), str):
         return data["media"]  # an image or PDF: "image PNG 1024×768 · 234 KB"
     if isinstance(data.get("matches"), int):
@@ -69,9 +96,42 @@ class ToolSummary(Static):
         self.post_message(self.Clicked())
 
 
-class ToolCall(Vertical):
+class ToolCall(Vertical, can_focus=True):
+    """Focused (Ctrl+O gives the newest its focus), ↑ / ↓ walk to the other tool rows, Enter or
+    Ctrl+O opens or closes the focused one, Esc or typing goes back to the input."""
+
+    BINDINGS = [
+        Binding("up", "walk(-1)", "Earlier tool", show=False, id="tool.previous"),
+        Binding("down", "walk(1)", "Later tool", show=False, id="tool.next"),
+        Binding("enter,ctrl+o", "toggle_output", "Open / close", show=False, id="tool.toggle"),
+        Binding("escape", "leave", "Back to the input", show=False, id="tool.leave"),
+    ]
+
     # Expanded: the output or diff shows under the summary line (class `-expanded`).
     expanded: reactive[bool] = reactive(False, init=False)
+
+    class Walk(Message):
+        """↑ / ↓ on a focused row: the app moves the focus to the tool row `step` rows away."""
+
+        def __init__(self, step: int) -> None:
+            super().__init__()
+            self.step = step
+
+    def action_walk(self, step: int) -> None:
+        self.post_message(self.Walk(step))
+
+    def action_toggle_output(self) -> None:
+        self.toggle()
+        self.scroll_visible(animate=False)
+
+    def action_leave(self) -> None:
+        self.app.action_focus_input()
+
+    def on_key(self, event: events.Key) -> None:
+        # Typing goes to the input, as if the row had never taken the focus.
+        if event.is_printable and event.character:
+            event.stop()
+            self.app.action_focus_input(event.character)
 
     def __init__(self, record: ToolRecord, *, expanded: bool | None = None) -> None:
         super().__init__(id=dom_id("tool", record.key), classes="tool-call")
@@ -191,5 +251,7 @@ class ToolCall(Vertical):
             return f"{elapsed} · {hint}" if hint else elapsed
         if status is ToolStatus.REJECTED:
             return "rejected"
+        if "exit_code" in record.data:  # a failed command: how it ended, not its first line
+            return f"{status} · {elapsed} · {result_hint(record)}"
         first = record.preview.strip().split("\n", 1)[0][:120]
         return f"{status} · {first}" if first else str(status)
