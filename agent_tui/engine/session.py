@@ -197,12 +197,7 @@ class Session(FrontDoor):
         # Each history message's API form and JSON, made once across the session's requests.
         self._memo = HistoryMemo()
         self._watcher: ReadStateWatcher | None = None
-        self.permission_denials: list[PermissionDenial] = []
-        self.usage_totals: dict[str, int] = {}
-        # The same usage per model name: what the session cost (`cost_usd`).
-        self.usage_by_model: dict[str, dict[str, int]] = {}
-        self.turns = 0
-        self.last_terminal: Terminal | None = None
+        self._init_totals()
         # Last usage and autocompact failures, valid for `_tracked_history` only.
         self.context_tracking = ContextTracking()
         self._tracked_history: list[Message] | None = None
@@ -246,6 +241,15 @@ class Session(FrontDoor):
         # A checkpoint as every prompt starts, for /rewind (`engine/checkpoints.py`); persisted sessions only.
         self.checkpoints: Checkpoints | None = (
             Checkpoints.attach(self) if self.options.persist and self.options.checkpoints else None)
+
+    def _init_totals(self) -> None:
+        """What the session's prompts add up to: usage, cost, turns, denials, the last ending."""
+        self.permission_denials: list[PermissionDenial] = []
+        self.usage_totals: dict[str, int] = {}
+        # The same usage per model name: what the session cost (`cost_usd`).
+        self.usage_by_model: dict[str, dict[str, int]] = {}
+        self.turns = 0
+        self.last_terminal: Terminal | None = None
 
     def _init_mcp(self) -> None:
         """The session's MCP state, before any server is started."""
