@@ -31,9 +31,10 @@ from acp.helpers import text_block, update_available_commands
 
 from . import __version__
 from .acp_updates import Update, UpdateTranslator, tool_title
-from .acp_wire import LineReader, StdioJsonRpc, protocol_stdout
+from .acp_wire import StdioJsonRpc, protocol_stdout
 from .engine import PermissionAnswer, Session, SessionNotFound, list_sessions, replay_events
 from .engine import events as ev
+from .stdin_lines import StdinLines
 
 # The command line's factory: a session for a folder, as `agent-tui` would start there.
 SessionFactory = Callable[[Path], Session]
@@ -518,7 +519,7 @@ async def serve_stdio(make_session: SessionFactory) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
     out = protocol_stdout()
     agent = AcpAgent(make_session)
-    transport = StdioJsonRpc(await LineReader(sys.stdin).open(), out)
+    transport = StdioJsonRpc(await StdinLines(sys.stdin).open(), out)
     conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     listening = asyncio.ensure_future(conn.listen())
     terminated: list[bool] = []

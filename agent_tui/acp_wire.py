@@ -20,8 +20,9 @@ import os
 import sys
 from typing import IO, Any
 
+from .stdin_lines import LineTooLong, StdinLines
+
 # One line may carry a whole image (a prompt's image block).
-LINE_LIMIT = 64 * 1024 * 1024
 JSONRPC = "2.0"
 
 log = logging.getLogger("agent_tui.acp")
@@ -39,7 +40,7 @@ def protocol_stdout() -> IO[bytes]:
 class StdioJsonRpc:
     """`acp`'s Transport protocol (send / receive / close) over a byte reader and writer."""
 
-    def __init__(self, reader: LineReader, out: IO[bytes]) -> None:
+    def __init__(self, reader: StdinLines, out: IO[bytes]) -> None:
         self._reader = reader
         self._out = out
         self._broken = False
@@ -66,7 +67,10 @@ class StdioJsonRpc:
     async def receive(self) -> dict[str, Any] | None:
         """The next well-formed message; None at the end of stdin."""
         while True:
-            line = await self._reader.readline()
+            try:
+                line = await self._reader.readline()
+            except LineTooLong:
+                line = b"{line over the size limit}"  # answered as a parse error
             if line is None:
                 return None
             if not line.strip():
@@ -139,30 +143,3 @@ def _problem(message: Any) -> str | None:
     if "error" in message and not isinstance(message["error"], dict):
         return "an error is an object"
     return None
-
-
-class LineReader:
-    """stdin's lines without blocking the loop (a pipe directly; anything else in a thread)."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._reader: asyncio.StreamReader | None = None
-
-    async def open(self) -> LineReader:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        with contextlib.suppress(ValueError, OSError):
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stream)
-            self._reader = reader
-        return self
-
-    async def readline(self) -> bytes | None:
-        """The next line; None at the end of input.  A line over the limit is dropped (a parse error)."""
-        if self._reader is None:
-            data = await asyncio.to_thread(self._stream.buffer.readline)
-        else:
-            try:
-                data = await self._reader.readline()
-            except ValueError:
-                return b"{line over the size limit}"
-        return data or None

@@ -582,7 +582,8 @@ def _system_prompt(args: argparse.Namespace) -> str | None:
 
 def _serve_program(session: Session, args: argparse.Namespace, prompt: str | None) -> int:
     """`--input-format stream-json`: a program drives the session over stdin and stdout (sdk_transport.py)."""
-    from .sdk_transport import LineSource, SdkTransport
+    from .sdk_transport import SdkTransport
+    from .stdin_lines import StdinLines
 
     async def serve() -> int:
         transport = SdkTransport(session, sys.stdout, permission_prompt=args.permission_prompt_tool == "stdio",
@@ -591,7 +592,7 @@ def _serve_program(session: Session, args: argparse.Namespace, prompt: str | Non
         with contextlib.suppress(NotImplementedError, RuntimeError):
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, session.interrupt)
         try:
-            return await transport.run(await LineSource(sys.stdin).open(), first_prompt=prompt)
+            return await transport.run(await StdinLines(sys.stdin).open(), first_prompt=prompt)
         finally:
             await session.aclose()
 

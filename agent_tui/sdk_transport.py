@@ -16,7 +16,6 @@ received are answered.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import os
@@ -30,6 +29,7 @@ from .claude_stream import ApiClock, ClaudeCodeStream
 from .engine import PermissionAnswer, Session
 from .engine import events as ev
 from .printer import result_object
+from .stdin_lines import LineTooLong, StdinLines
 from .tools.agent import BUILT_IN_AGENTS, AgentDefinition
 
 # The Claude Code release whose stream-json and control protocol this speaks (the SDK checks it).
@@ -38,7 +38,6 @@ PROTOCOL_VERSION = "2.1.0"
 _READS_STATE_ENV = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
 _EMIT_STATE_ENV = "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS"
 # One stdin line may carry a whole image.
-LINE_LIMIT = 64 * 1024 * 1024
 
 Handler = Callable[["SdkTransport", dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -77,13 +76,13 @@ class SdkTransport:
 
     # ------------------------------------------------------------ the run
 
-    async def run(self, lines: LineSource, first_prompt: str | None = None) -> int:
+    async def run(self, lines: StdinLines, first_prompt: str | None = None) -> int:
         """Serve until stdin closes and every prompt received is answered; the exit status."""
         if first_prompt:
             self._prompts.put_nowait((first_prompt, str(uuid.uuid4())))
         turns = asyncio.ensure_future(self._turns())
         try:
-            while (line := await lines.readline()) is not None:
+            while (line := await _next_line(lines)) is not None:
                 self._line += 1
                 if line.strip():
                     self._take(line)
@@ -427,6 +426,16 @@ _HANDLERS: dict[str, Handler] = {
 }
 
 
+async def _next_line(lines: StdinLines) -> str | None:
+    """stdin's next line as text; None at its end.  A line over the size limit is dropped."""
+    try:
+        data = await lines.readline()
+    except LineTooLong:
+        print("agent-tui: a stdin line over the size limit was dropped", file=sys.stderr, flush=True)
+        return ""
+    return None if data is None else data.decode("utf-8", "replace")
+
+
 def _prompt_of(message: dict[str, Any]) -> str | list[dict[str, Any]] | None:
     inner = message.get("message")
     content = inner.get("content") if isinstance(inner, dict) else None
@@ -446,33 +455,3 @@ def _suggestions(rule: str | None) -> list[dict[str, Any]] | None:
     if rest.endswith(")"):
         entry["ruleContent"] = rest[:-1]
     return [{"type": "addRules", "rules": [entry], "behavior": "allow", "destination": "session"}]
-
-
-class LineSource:
-    """stdin's lines, read without blocking the loop (a pipe directly; anything else in a thread)."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._reader: asyncio.StreamReader | None = None
-
-    async def open(self) -> LineSource:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        with contextlib.suppress(ValueError, OSError):
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stream)
-            self._reader = reader
-        return self
-
-    async def readline(self) -> str | None:
-        """The next line; None at the end of input."""
-        if self._reader is None:
-            data = await asyncio.to_thread(self._stream.buffer.readline)
-        else:
-            try:
-                data = await self._reader.readline()
-            except ValueError:  # longer than LINE_LIMIT: the rest of it is dropped
-                print("agent-tui: a stdin line over the size limit was dropped", file=sys.stderr, flush=True)
-                return ""
-        if not data:
-            return None
-        return data.decode("utf-8", "replace")
