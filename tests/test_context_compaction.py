@@ -98,8 +98,8 @@ async def test_autocompact_replaces_a_long_tool_history_with_a_summary_and_the_r
     # The gauge: climbing towards the threshold, then down at the compaction.
     [compaction] = rec.of(ev.Compaction)
     assert compaction.trigger == "auto"
-    # tokens_after counts the system prompt and the tool list (~5.5k of the ~6k) besides the summary
-    assert compaction.tokens_before > threshold > compaction.tokens_after * 3
+    # tokens_after counts the system prompt and the tool list (~7k of the ~8k) besides the summary
+    assert compaction.tokens_before > threshold > compaction.tokens_after * 2.5
     before = [u.context_tokens for u in between(rec, ev.Usage, before=compaction)]
     later = [u.context_tokens for u in between(rec, ev.Usage, after=compaction)]
     assert before[-1] > threshold * 0.85
