@@ -78,6 +78,23 @@ async def test_a_resumed_500_turn_session_mounts_a_bounded_window_and_scrolls_ba
 async def test_keys_typed_while_a_resumed_session_loads_reach_the_input_at_once(api, tmp_path):
     write_session(tmp_path, SESSION, 2 * TURNS)
     app = resumed_app(api, tmp_path)
+    # On a quiet machine the earlier history loads within a frame or two. Each of its batches is
+    # made to cost a few milliseconds of blocking work, as a slow machine's would, so the load
+    # lasts seconds and the key can only get in if the loader hands the loop back as it goes.
+    replay = app._replay_in_slices
+
+    async def slowed(events_, conversation=None):
+        if conversation is not None:  # the earlier prompts, after the last screen
+            handle = conversation.handle
+
+            async def slow_handle(batch):
+                time.sleep(0.004)
+                await handle(batch)
+
+            conversation.handle = slow_handle
+        await replay(events_, conversation)
+
+    app._replay_in_slices = slowed
     async with app.run_test(size=(120, 40)) as pilot:
         # The last screen is drawn first, while the rest of the history loads.
         await wait_until(pilot, lambda: app.history_loading and f"LAST-PROMPT {2 * TURNS - 1}" in screen_text(app))

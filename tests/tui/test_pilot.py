@@ -472,6 +472,6 @@ async def test_text_of_a_failed_attempt_is_removed_from_the_transcript(api, tmp_
         assert "A first" not in shown
         # A retry that worked leaves nothing behind: no notice, one timeline row for the turn.
         assert "retrying" not in shown and not app.query_one("#activity").display
-        assert [row.turn.number for row in app.timeline._turn_rows] == [1]
+        assert [turn.number for turn in app.timeline._turns] == [1]
     [discarded] = [e for e in recorded if isinstance(e, ev.AttemptDiscarded)]
     assert (discarded.turn, discarded.attempt, discarded.reason) == (1, 1, "retry")
