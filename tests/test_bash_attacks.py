@@ -89,6 +89,8 @@ EXPOSURE = [
     ("cat $(echo ../secret)", "??DAD"),
     ("cat {..,.}/secret", "??DAD"),
     ("cat ~+/../secret", "??DAD"),
+    ("grep -f~+/../secret README.md", "??DAD"),
+    ("grep --file=~+/../secret README.md", "??DAD"),
     ("cd; cat .ssh/id_rsa", "??DAD"),
     ("tr a a < ~/.ssh/id_rsa", "???AD"),
     ("{ cat; } < ../secret", "???AD"),

@@ -22,6 +22,8 @@ _ANSI_C = re.compile(r"\$'(?:\\.|[^'\\])*'")
 _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
 _BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}|\{.*(?:,|\.\.).*\}", re.DOTALL)
 _GLOB = re.compile(r"[*?\[]")
+# `~+` / `~-` as a path's first component, wherever it stands in the word.
+_DIR_TILDE = re.compile(r"(?:^|[=:]|^-[A-Za-z]+)~[+-](?:/|$)")
 # A glob pattern for certain: a lone `[` (the test command) is not one.
 _MAGIC = re.compile(r"[*?]|\[[^\]]+\]")
 # A glob cannot follow a path this far: past it the answer is "unknown".
@@ -35,8 +37,11 @@ def static(word: Word) -> bool:
     unquoted = _QUOTED.sub("''", _ANSI_C.sub("''", word.raw))
     if "$" in unquoted or "`" in unquoted or _BRACE.search(unquoted):
         return False
-    if unquoted.startswith("~") and unquoted[1:2] in ("+", "-"):
-        return False  # ~+ is $PWD and ~- is $OLDPWD: whatever a cd made them
+    if _DIR_TILDE.search(unquoted):
+        # ~+ is $PWD and ~- is $OLDPWD: whatever a cd made them.  Anywhere in the word, not only
+        # at its start: an attached option value (`-f~+/../x`) or an assignment-like `opt=~+/x`
+        # would be read by the path check as a folder named `~+`, which a symlink can be.
+        return False
     return not any(_may_match_dotdot(piece) for piece in word.value.split("/"))
 
 
