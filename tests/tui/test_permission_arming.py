@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 
-from agent_tui.tui.widgets.permission import ALWAYS_SHOWN, ARM_QUIET, NO_RULE_REASON
+from agent_tui.tui.widgets.permission import ALWAYS_SHOWN, ARM_QUIET, NO_RULE_REASON, PermissionPrompt
 from tests.loopback import reply, text, tool_use
 
 from .helpers import finished, make_app, screen_text, settle, type_prompt, wait_armed, wait_until
@@ -35,7 +35,10 @@ def _key_row(app) -> str:
     return str(app.permission.query_one("#permission-keys").render())
 
 
-async def test_keys_typed_while_a_prompt_arms_land_in_the_input_and_answer_nothing(api, tmp_path):
+async def test_keys_typed_while_a_prompt_arms_land_in_the_input_and_answer_nothing(api, tmp_path, monkeypatch):
+    # The grace is stretched for this test, so a loaded machine that stalls between two of its
+    # keys (typed a third of the real grace apart) cannot let the prompt arm in the middle.
+    monkeypatch.setattr(PermissionPrompt, "arm_quiet", ARM_QUIET * 4)
     _bash_turn(api, "touch made.txt")
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(110, 32)) as pilot:
