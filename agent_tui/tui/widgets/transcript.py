@@ -424,6 +424,13 @@ class Transcript(VerticalScroll, can_focus=True):
             self._hold = (widget, widget.virtual_region.y - round(self.scroll_y))
 
     def arrange(self, size: Size, optimal: bool = False) -> Any:
+        # The compositor anchors this frame's scroll offset to the end using `container_size`,
+        # which it updates only after the layout pass: when the transcript has just shrunk (a
+        # permission prompt appeared below it) the frame would show the position `size` rows
+        # above the end. `size` is the new scrollable area, so the container's size is known now.
+        if not optimal:
+            self._container_size = Size(size.width + self.scrollbar_size_vertical,
+                                        size.height + self.scrollbar_size_horizontal)
         arrangement = super().arrange(size, optimal)
         hold = self._hold
         if hold is None:
