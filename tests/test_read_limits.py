@@ -6,6 +6,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.tools.base import ToolContext
 from agent_tui.tools.read import MAX_LINE_CHARS, MAX_WINDOW_CHARS
@@ -24,8 +26,9 @@ def one_line_file(path: Path, size: int) -> Path:
     return path
 
 
-async def test_reading_a_256_mb_one_line_file_keeps_memory_bounded(api, tmp_path):
-    path = one_line_file(tmp_path / "huge.log", 256 * MB)
+@pytest.mark.parametrize("size", [256 * MB, pytest.param(1024 * MB, marks=pytest.mark.slow, id="1GiB")])
+async def test_reading_a_huge_one_line_file_keeps_memory_bounded(api, tmp_path, size):
+    path = one_line_file(tmp_path / "huge.log", size)
     api.push(reply(tool_use("Read", {"file_path": str(path)}, id="t_read")), reply("It is one long line."))
     session = make_session(api.url, tmp_path)
 
@@ -39,8 +42,8 @@ async def test_reading_a_256_mb_one_line_file_keeps_memory_bounded(api, tmp_path
     await session.aclose()
 
     assert terminal.reason is TerminalReason.COMPLETED
-    assert peak < 16 * MB, f"peak {peak / MB:.0f} MiB"  # the file is 256 MiB
-    assert time.monotonic() - began < 30
+    assert peak < 16 * MB, f"peak {peak / MB:.0f} MiB"  # the file is 256 MiB or 1 GiB
+    assert time.monotonic() - began < 30 * size / (256 * MB)
     [result] = tool_results(api.requests[1].body)
     content = str(result["content"])
     assert f"1\t{'a' * MAX_LINE_CHARS}" in content and "a" * (MAX_LINE_CHARS + 1) not in content
@@ -73,3 +76,23 @@ async def test_lines_are_counted_the_same_with_and_without_a_final_newline(tmp_p
     path.write_text("one\ntwo\n")
     result = await run({"file_path": str(path), "offset": 5}, ToolContext(cwd=tmp_path))
     assert "shorter than the provided offset (5). The file has 2 lines." in result.content
+
+
+@pytest.mark.slow
+async def test_a_window_deep_in_a_1_gib_file_reads_in_bounded_memory(tmp_path):
+    path = tmp_path / "big.log"
+    with path.open("wb") as f:  # 1,024 lines of 1 MiB each, mostly holes: a text start to each
+        for n in range(1024):
+            f.seek(n * MB)
+            f.write(f"line {n + 1} ".encode() + b"x" * 20_000)
+            f.seek((n + 1) * MB - 1)
+            f.write(b"\n")
+    tracemalloc.start()
+    try:
+        result = await run({"file_path": str(path), "offset": 1000, "limit": 3}, ToolContext(cwd=tmp_path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * MB, f"peak {peak / MB:.0f} MiB"
+    lines = result.content.splitlines()
+    assert lines[0].startswith("1000\tline 1000 x") and lines[2].startswith("1002\tline 1002 x")
