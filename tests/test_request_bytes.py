@@ -113,6 +113,34 @@ async def test_each_request_is_plain_json_and_starts_with_the_previous_ones_mess
             assert len(prefix) > body_module.CHUNK_BYTES
 
 
+async def test_a_chunk_of_the_shared_prefix_is_the_last_bodys_chunk_not_a_new_copy(provider, monkeypatch):
+    session, srv = provider
+    bodies: list[body_module.Body] = []
+    join = body_module.join_body
+
+    def recording(*args: Any, **kwargs: Any) -> body_module.Body:
+        bodies.append(join(*args, **kwargs))
+        return bodies[-1]
+
+    monkeypatch.setattr(body_module, "join_body", recording)
+    terminal = await session.submit("read the parts")
+
+    assert terminal.reason is TerminalReason.COMPLETED, terminal.error
+    assert len(bodies) == TURNS + 1
+    for before, after in zip(bodies[2:], bodies[3:], strict=False):
+        reused = 0
+        shared = len(message_prefix(bytes(before)))
+        end = 0
+        for n, chunk in enumerate(after.chunks):
+            end += len(chunk)
+            if end <= shared:  # wholly inside what the two requests share
+                assert chunk is before.chunks[n], f"chunk {n} of the shared prefix was copied again"
+                reused += 1
+        made = [c for n, c in enumerate(after.chunks) if n >= len(before.chunks) or c is not before.chunks[n]]
+        assert made, "no chunk was made for the new messages"
+        assert reused >= 2  # the large result's chunks, at least
+
+
 async def test_the_history_is_prepared_and_serialised_off_the_event_loops_thread(provider, monkeypatch):
     session, srv = provider
     seen: dict[str, set[int]] = {}

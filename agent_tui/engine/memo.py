@@ -56,6 +56,17 @@ class CheckState:
     ids: dict[Any, int] = field(default_factory=dict)
 
 
+class EncodedMemo(PrefixMemo[bytes]):
+    """Each message's JSON as one provider sends it, and the chunks of the last body sent
+    (models/body.py): a body whose first chunks are made of the same pieces reuses them."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chunks: list[tuple[tuple[bytes, ...], bytes]] = []
+
+
 class HistoryMemo:
     """One conversation's memos: per step, and per provider for the request's JSON."""
 
@@ -64,11 +75,11 @@ class HistoryMemo:
         self.media_ok: PrefixMemo[bool] = PrefixMemo()  # images.check_images
         self.under_caps: PrefixMemo[bool] = PrefixMemo()  # the tool-result budget
         self.check = CheckState()
-        self._encoded: dict[str, PrefixMemo[bytes]] = {}
+        self._encoded: dict[str, EncodedMemo] = {}
 
-    def encoded(self, provider: str) -> PrefixMemo[bytes]:
+    def encoded(self, provider: str) -> EncodedMemo:
         """Each message's JSON as `provider` sends it."""
         memo = self._encoded.get(provider)
         if memo is None:
-            memo = self._encoded[provider] = PrefixMemo()
+            memo = self._encoded[provider] = EncodedMemo()
         return memo

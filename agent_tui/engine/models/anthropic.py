@@ -145,7 +145,7 @@ class AnthropicModel(ModelClient):
 
         body = self.request_body(request, caching=caching)
         memo = request.memo.encoded("anthropic") if request.memo is not None else None
-        return join_body(body, "messages", pieces(body["messages"], memo))
+        return join_body(body, "messages", pieces(body["messages"], memo), memo)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         from .thinking import request_thinking

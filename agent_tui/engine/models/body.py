@@ -6,8 +6,10 @@ its identity and place in the history: the request's `HistoryMemo`, engine/memo.
 pieces: the same bytes `json.dumps(body, ensure_ascii=False, separators=(",", ":"))` gives,
 so the prefix a request shares with the one before it is byte for byte the same (what
 prompt caching reads).  The body is sent as chunks of about 256 KB with its length stated,
-never copied into one buffer.  Providers call this from a worker thread, never the event
-loop's.
+never copied into one buffer, and a chunk made of the same pieces as the last body's chunk in
+its place is that chunk again: a request copies only what follows the prefix it shares (a
+fresh multi-megabyte copy costs a page fault per 4 KB).  Providers call this from a worker
+thread, never the event loop's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ..memo import PrefixMemo
+from ..memo import EncodedMemo, PrefixMemo
 
 
 def dumps(value: Any) -> bytes:
@@ -65,10 +67,11 @@ class Body:
         return {"Content-Length": str(self.length)}
 
 
-def join_body(body: dict[str, Any], key: str, items: list[bytes]) -> Body:
+def join_body(body: dict[str, Any], key: str, items: list[bytes], memo: EncodedMemo | None = None) -> Body:
     """The bytes of `json.dumps(body)` (compact, raw UTF-8) with `body[key]`, a list, given as
     its elements' JSON: the rest of the body is serialised as usual (it does not grow), and
-    the pieces are copied once, into chunks of about CHUNK_BYTES."""
+    the pieces are copied into chunks of about CHUNK_BYTES, the ones `memo` has from the last
+    body not again."""
     frags: list[bytes] = []
     for name, value in body.items():
         frags.append(b"," if frags else b"{")
@@ -80,18 +83,31 @@ def join_body(body: dict[str, Any], key: str, items: list[bytes]) -> Body:
         listed[0::2] = items
         frags += (b"[", *listed, b"]")
     frags.append(b"}" if frags else b"{}")
-    return Body(_grouped(frags))
+    runs = _runs(frags)
+    last = memo.chunks if memo is not None else []
+    made: list[tuple[tuple[bytes, ...], bytes]] = []
+    for n, run in enumerate(runs):
+        # Tuples compare item by item, by identity first: a shared prefix's pieces are the
+        # same objects, and the few small ones made anew (the keys, `system`) compare equal.
+        if n < len(last) and last[n][0] == run:
+            made.append(last[n])
+        else:
+            made.append((run, b"".join(run)))
+    if memo is not None:
+        memo.chunks = made
+    return Body([chunk for _run, chunk in made])
 
 
-def _grouped(frags: list[bytes]) -> list[bytes]:
-    chunks: list[bytes] = []
+def _runs(frags: list[bytes]) -> list[tuple[bytes, ...]]:
+    """`frags` in consecutive runs of about CHUNK_BYTES (a larger fragment is a run alone)."""
+    runs: list[tuple[bytes, ...]] = []
     run: list[bytes] = []
     size = 0
     for frag in frags:
         if run and size + len(frag) > CHUNK_BYTES:
-            chunks.append(b"".join(run))
+            runs.append(tuple(run))
             run, size = [], 0
         run.append(frag)
         size += len(frag)
-    chunks.append(b"".join(run))
-    return chunks
+    runs.append(tuple(run))
+    return runs

@@ -196,7 +196,7 @@ def encode_chat_body(request: ModelRequest, *, limit_field: str = "max_tokens") 
 
     memo = request.memo.encoded("openai") if request.memo is not None else None
     messages = [dumps(m) for m in _system_message(request)] + pieces(request.messages, memo, _chat_bytes)
-    return join_body(_chat_body(request, limit_field), "messages", messages)
+    return join_body(_chat_body(request, limit_field), "messages", messages, memo)
 
 
 def _chat_bytes(message: dict[str, Any]) -> bytes:
