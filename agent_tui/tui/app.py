@@ -133,6 +133,7 @@ class AgentApp(App[int], inherit_bindings=False):
         self._widgets_found = False
         # The start of a resumed session is being loaded (its last screen is already drawn).
         self.history_loading = False
+        self._model_prepared = False
         themes, self._problems = load_themes()
         for t in themes:
             self.register_theme(t)
@@ -226,7 +227,8 @@ class AgentApp(App[int], inherit_bindings=False):
 
     async def _after_first_frame(self) -> None:
         """Load the engine in a thread and make the session (unless given one); then let the
-        model do ahead, in a thread too, what would otherwise stall the first request."""
+        model do ahead, in a thread too, what would otherwise stall the first request (after a
+        resumed session's last screen: until then the thread would slow it down)."""
         if self.session is None:
             await asyncio.to_thread(self._start.load)
             try:
@@ -239,7 +241,18 @@ class AgentApp(App[int], inherit_bindings=False):
         self.permission.build()
         self.prompt_input.prepare_menu()
         self._save_parsed_css()
-        await asyncio.to_thread(self._start.model.prepare)
+        if not self._resuming():  # else once the resumed session's last screen is drawn (`load_history`)
+            self._prepare_model()
+
+    def _resuming(self) -> bool:
+        return self.session is not None and self.session.transcript is not None and bool(self.session.history)
+
+    def _prepare_model(self) -> None:
+        """Let the model do ahead, in a thread, what would otherwise stall the first request (once)."""
+        if not self._model_prepared:
+            self._model_prepared = True
+            self.run_worker(self._start.model.prepare, name="prepare", group="prepare", thread=True,
+                            exit_on_error=False)
 
     def _save_parsed_css(self) -> None:
         if isinstance(self.stylesheet, CachedStylesheet):
@@ -772,7 +785,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
     async def load_history(self, events: list) -> None:
         """Rebuild the view of a resumed session from its stored events, as data: the last
-        prompts first, their screen mounted at once; then the rest, put in front of them.
+        prompts first, their screen mounted and drawn at once; then the rest, put in front of them.
         The loop is handed back every `REPLAY_SLICE`, so keys typed meanwhile are taken."""
         from .conversation import Conversation
 
@@ -783,10 +796,16 @@ class AgentApp(App[int], inherit_bindings=False):
         try:
             await self._replay_in_slices(events[split:])
         finally:
-            transcript.show_tail()
+            mounted = transcript.show_tail()
             timeline.finish_loading()
             self.apply_layout()
             self.conversation.refresh_strip()
+        if split:
+            # The last screen is mounted and drawn before the rest loads: mounting it takes many turns
+            # of the loop, and each would otherwise wait for a slice of the loading (docs/architecture.md §8).
+            await mounted
+            await transcript.tail_drawn()
+        self._prepare_model()
         if split:
             older = Conversation(self, self.session, lambda: self.clock(), self.refresh_header,
                                  history_of=self.conversation)
@@ -810,7 +829,7 @@ class AgentApp(App[int], inherit_bindings=False):
                 handed_back = time.perf_counter()
 
     async def _replay_resumed(self) -> None:
-        if self.session.transcript is not None and self.session.history:
+        if self._resuming():
             await self.load_history(self.session.replay_events())
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
             if self.session.fork_notice:
