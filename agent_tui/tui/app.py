@@ -26,7 +26,7 @@ from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from ..config import LOCAL_SETTINGS, Settings
@@ -37,6 +37,7 @@ from .start import SessionStart
 from .state import CompactionStatus
 from .status_line import StatusLine, status_payload
 from .themes import DEFAULT_THEME, load_themes
+from .widgets.footer import Footer
 from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
 from .widgets.permission import COMPACT_HEIGHT, PermissionPrompt
