@@ -135,6 +135,8 @@ class AgentApp(App[int], inherit_bindings=False):
         # The start of a resumed session is being loaded (its last screen is already drawn).
         self.history_loading = False
         self._model_prepared = False
+        # A resumed session's warm-up (`warmup.py`) waits for its last screen.
+        self._warm_up_held = False
         themes, self._problems = load_themes()
         for t in themes:
             self.register_theme(t)
@@ -221,6 +223,9 @@ class AgentApp(App[int], inherit_bindings=False):
             self.say(problem, kind="error")
         if self.session is not None:
             self._attach(self.session, self._mcp_json_pending)
+        if self._resuming():
+            self.transcript.hold_warm_up()  # started after the last screen (`_prepare_model`)
+            self._warm_up_held = True
         self.call_after_refresh(
             # The coroutine is made then: an app that closes before its first refresh leaves none unawaited.
             lambda: self.run_worker(self._after_first_frame(), name="session", group="session", exit_on_error=False)
@@ -249,11 +254,17 @@ class AgentApp(App[int], inherit_bindings=False):
         return self.session is not None and self.session.transcript is not None and bool(self.session.history)
 
     def _prepare_model(self) -> None:
-        """Let the model do ahead, in a thread, what would otherwise stall the first request (once)."""
+        """Let the model do ahead, in a thread, what would otherwise stall the first request (once);
+        and load what the first answer needs, if the transcript left that to the app."""
         if not self._model_prepared:
             self._model_prepared = True
             self.run_worker(self._start.model.prepare, name="prepare", group="prepare", thread=True,
                             exit_on_error=False)
+        if self._warm_up_held:
+            from .warmup import warm_up
+
+            self._warm_up_held = False
+            warm_up()
 
     def _save_parsed_css(self) -> None:
         if isinstance(self.stylesheet, CachedStylesheet):

@@ -149,7 +149,12 @@ class Transcript(VerticalScroll, can_focus=True):
     def on_mount(self) -> None:
         self.anchor()
         # Once the first frame is out, what the first answer needs loads in the background.
-        self.set_timer(0.3, warm_up)
+        self._warm_up = self.set_timer(0.3, warm_up)
+
+    def hold_warm_up(self) -> None:
+        """Leave the warm-up to the app (a resumed session starts it once its last screen is drawn:
+        until then its thread would only slow that screen down)."""
+        self._warm_up.stop()
 
     # ------------------------------------------------------------ adding and taking back
 
