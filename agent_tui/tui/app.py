@@ -134,7 +134,7 @@ class AgentApp(App[int], inherit_bindings=False):
         self._widgets_found = False
         # The start of a resumed session is being loaded (its last screen is already drawn).
         self.history_loading = False
-        self._model_prepared = False
+        self._worked_ahead = False
         # A resumed session's warm-up (`warmup.py`) waits for its last screen.
         self._warm_up_held = False
         themes, self._problems = load_themes()
@@ -224,7 +224,7 @@ class AgentApp(App[int], inherit_bindings=False):
         if self.session is not None:
             self._attach(self.session, self._mcp_json_pending)
         if self._resuming():
-            self.transcript.hold_warm_up()  # started after the last screen (`_prepare_model`)
+            self.transcript.hold_warm_up()  # started after the last screen (`_work_ahead`)
             self._warm_up_held = True
         self.call_after_refresh(
             # The coroutine is made then: an app that closes before its first refresh leaves none unawaited.
@@ -232,9 +232,8 @@ class AgentApp(App[int], inherit_bindings=False):
         )
 
     async def _after_first_frame(self) -> None:
-        """Load the engine in a thread and make the session (unless given one); then let the
-        model do ahead, in a thread too, what would otherwise stall the first request (after a
-        resumed session's last screen: until then the thread would slow it down)."""
+        """Load the engine in a thread and make the session (unless given one); then the work
+        ahead (`_work_ahead`), or, for a resumed session, that after its last screen."""
         if self.session is None:
             await asyncio.to_thread(self._start.load)
             try:
@@ -243,21 +242,22 @@ class AgentApp(App[int], inherit_bindings=False):
                 self.exit(return_code=2, message=f"agent-tui: {exc}")
                 return
             self._attach(session, pending)
-        # Parts the first frame does not show (a permission request waits for them, should it come sooner).
-        self.permission.build()
-        self.prompt_input.prepare_menu()
-        self._save_parsed_css()
         if not self._resuming():  # else once the resumed session's last screen is drawn (`load_history`)
-            self._prepare_model()
+            self._work_ahead()
 
     def _resuming(self) -> bool:
         return self.session is not None and self.session.transcript is not None and bool(self.session.history)
 
-    def _prepare_model(self) -> None:
-        """Let the model do ahead, in a thread, what would otherwise stall the first request (once);
-        and load what the first answer needs, if the transcript left that to the app."""
-        if not self._model_prepared:
-            self._model_prepared = True
+    def _work_ahead(self) -> None:
+        """Once: make the parts the first frame does not show (a permission request or the menu makes
+        them itself, should it come sooner), let the model do ahead, in a thread, what would otherwise
+        stall the first request, and load what the first answer needs if the transcript left that to
+        the app.  After a resumed session's last screen: until then this work would slow it down."""
+        if not self._worked_ahead:
+            self._worked_ahead = True
+            self.permission.build()
+            self.prompt_input.prepare_menu()
+            self._save_parsed_css()
             self.run_worker(self._start.model.prepare, name="prepare", group="prepare", thread=True,
                             exit_on_error=False)
         if self._warm_up_held:
@@ -817,7 +817,7 @@ class AgentApp(App[int], inherit_bindings=False):
             # of the loop, and each would otherwise wait for a slice of the loading (docs/architecture.md §8).
             await mounted
             await transcript.tail_drawn()
-        self._prepare_model()
+        self._work_ahead()
         if split:
             older = Conversation(self, self.session, lambda: self.clock(), self.refresh_header,
                                  history_of=self.conversation)
@@ -842,7 +842,10 @@ class AgentApp(App[int], inherit_bindings=False):
 
     async def _replay_resumed(self) -> None:
         if self._resuming():
-            await self.load_history(self.session.replay_events())
+            try:
+                await self.load_history(self.session.replay_events())
+            finally:
+                self._work_ahead()  # (done already, unless the load failed before its last screen)
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
             if self.session.fork_notice:
                 self.say(self.session.fork_notice, kind="error")

@@ -12,6 +12,7 @@ from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
+from agent_tui.tui.widgets.transcript import Transcript
 from tests.bench.sessions import first_prompt, write_session
 
 from .helpers import screen_text, wait_until
@@ -110,10 +111,20 @@ async def test_keys_typed_while_a_resumed_session_loads_reach_the_input_at_once(
 
 
 async def test_a_resumed_session_draws_its_last_screen_before_loading_the_rest_and_echoes_keys_meanwhile(
-        api, tmp_path):
+        api, tmp_path, monkeypatch):
     write_session(tmp_path, SESSION, TURNS)
     app = resumed_app(api, tmp_path)
     replay = app._replay_in_slices
+    # The work that can wait (the permission prompt's parts, the menu, the model's TLS set-up, the
+    # warm-up thread) waits for the last screen: noted as the transcript waits for it to be drawn.
+    waited: list[bool] = []
+    tail_drawn = Transcript.tail_drawn
+
+    async def noting(self):
+        waited.append(not app._worked_ahead and app.permission._mounts is None and app.prompt_input._menu is None)
+        await tail_drawn(self)
+
+    monkeypatch.setattr(Transcript, "tail_drawn", noting)
     # What the screen showed when the earlier prompts began to load; and keys typed during that load.
     seen_at_older_load: list[str] = []
 
@@ -136,6 +147,7 @@ async def test_a_resumed_session_draws_its_last_screen_before_loading_the_rest_a
         assert f"LAST-PROMPT {TURNS - 1}" in seen_at_older_load[0]
         assert "Then it waits for the next prompt." in seen_at_older_load[0]
         assert app.history_loading
+        assert waited == [True] and app._worked_ahead and app.permission._mounts is not None
         # Keys typed now are drawn in the input while the rest still loads.
         for key in "жук":
             app.post_message(events.Key(key, key))
