@@ -292,11 +292,12 @@ class Transcript(VerticalScroll, can_focus=True):
         return mounted
 
     async def tail_drawn(self) -> None:
-        """Until the screen has laid out the last entry (the layout that places it also draws it),
-        for at most `DRAWN_LIMIT` seconds.  The loop idles meanwhile: Textual's timers draw the frame."""
+        """Until the screen has laid out the last entry (the layout that sizes it also draws the
+        frame), for at most `DRAWN_LIMIT` seconds.  The loop idles meanwhile: Textual's timers draw
+        it.  (A widget's size stays 0 x 0 until a layout places it, even an entry of no lines.)"""
         last = self._entries[-1].widget if self._entries else None
         deadline = time.monotonic() + DRAWN_LIMIT
-        while last is not None and last.is_attached and last.display and not last.region:
+        while last is not None and last.is_attached and last.display and not last.size.width:
             if time.monotonic() > deadline:
                 return
             await asyncio.sleep(DRAWN_POLL)
