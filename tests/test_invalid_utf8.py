@@ -104,3 +104,22 @@ def test_print_mode_stream_output_and_continue_print_valid_utf8(api, tmp_path):
     assert not edit["is_error"] and "caf\ufffd'" in edit["data"]["diff"]
     assert [json.loads(line) for line in second.stdout.decode("utf-8").splitlines()][-1]["result"] == "Continued."
     assert path.read_bytes() == b"name = 'caf\xe9'\nx = 2\n"
+
+
+def test_a_transcript_line_with_a_lone_surrogate_loads_it_as_a_replacement_either_way_it_was_stored(tmp_path):
+    from agent_tui.engine.store import load_transcript
+
+    message = {"role": "user", "content": [{"type": "text", "text": "caf\udce9 and \U0001F600 and é"}]}
+    lines = [json.dumps({"type": "session", "session_id": "s", "cwd": str(tmp_path)}).encode()]
+    # As a JSON escape, and as the bytes surrogatepass wrote; a line without either is taken as it is.
+    lines.append(json.dumps({"type": "message", "message": message}).encode())
+    lines.append(json.dumps({"type": "message", "message": message}, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    lines.append(json.dumps({"type": "message", "message": {"role": "assistant", "content": "plain é"}},
+                            ensure_ascii=False).encode())
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    loaded = load_transcript(path)
+    texts = [m["content"][0]["text"] if isinstance(m["content"], list) else m["content"] for m in loaded.messages]
+    assert texts == ["caf\ufffd and \U0001F600 and é", "caf\ufffd and \U0001F600 and é", "plain é"]
+    for text in texts:
+        text.encode("utf-8")  # no lone surrogate left

@@ -366,6 +366,11 @@ class Transcript:
         return self.history != self.messages
 
 
+# Where a line can hold a lone surrogate: a \uD800-\uDFFF escape, or its bytes as surrogatepass wrote
+# them (ED A0-BF ..).  Other lines skip the walk over every string (most of a long session's load).
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
 def load_transcript(path: Path) -> Transcript:
     """Read a transcript; a torn last line is skipped, other bad lines are reported."""
     path = Path(path)
@@ -380,8 +385,10 @@ def load_transcript(path: Path) -> Transcript:
         if not raw.strip():
             continue
         try:
-            # Older transcripts stored lone surrogates (surrogatepass): they load as U+FFFD.
-            record = valid_utf8(json.loads(raw.decode("utf-8", "surrogatepass")))
+            record = json.loads(raw.decode("utf-8", "surrogatepass"))
+            if _MAYBE_SURROGATE.search(raw):
+                # Older transcripts stored lone surrogates (surrogatepass): they load as U+FFFD.
+                record = valid_utf8(record)
             if not isinstance(record, dict):
                 raise ValueError("not an object")
         except ValueError:

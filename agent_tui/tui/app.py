@@ -26,7 +26,7 @@ from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from ..config import LOCAL_SETTINGS, Settings
@@ -37,6 +37,7 @@ from .start import SessionStart
 from .state import CompactionStatus
 from .status_line import StatusLine, status_payload
 from .themes import DEFAULT_THEME, load_themes
+from .widgets.footer import Footer
 from .widgets.gauge import Gauge
 from .widgets.header import SessionHeader
 from .widgets.permission import COMPACT_HEIGHT, PermissionPrompt
@@ -133,6 +134,9 @@ class AgentApp(App[int], inherit_bindings=False):
         self._widgets_found = False
         # The start of a resumed session is being loaded (its last screen is already drawn).
         self.history_loading = False
+        self._worked_ahead = False
+        # A resumed session's warm-up (`warmup.py`) waits for its last screen.
+        self._warm_up_held = False
         themes, self._problems = load_themes()
         for t in themes:
             self.register_theme(t)
@@ -219,14 +223,17 @@ class AgentApp(App[int], inherit_bindings=False):
             self.say(problem, kind="error")
         if self.session is not None:
             self._attach(self.session, self._mcp_json_pending)
+        if self._resuming():
+            self.transcript.hold_warm_up()  # started after the last screen (`_work_ahead`)
+            self._warm_up_held = True
         self.call_after_refresh(
             # The coroutine is made then: an app that closes before its first refresh leaves none unawaited.
             lambda: self.run_worker(self._after_first_frame(), name="session", group="session", exit_on_error=False)
         )
 
     async def _after_first_frame(self) -> None:
-        """Load the engine in a thread and make the session (unless given one); then let the
-        model do ahead, in a thread too, what would otherwise stall the first request."""
+        """Load the engine in a thread and make the session (unless given one); then the work
+        ahead (`_work_ahead`), or, for a resumed session, that after its last screen."""
         if self.session is None:
             await asyncio.to_thread(self._start.load)
             try:
@@ -235,11 +242,29 @@ class AgentApp(App[int], inherit_bindings=False):
                 self.exit(return_code=2, message=f"agent-tui: {exc}")
                 return
             self._attach(session, pending)
-        # Parts the first frame does not show (a permission request waits for them, should it come sooner).
-        self.permission.build()
-        self.prompt_input.prepare_menu()
-        self._save_parsed_css()
-        await asyncio.to_thread(self._start.model.prepare)
+        if not self._resuming():  # else once the resumed session's last screen is drawn (`load_history`)
+            self._work_ahead()
+
+    def _resuming(self) -> bool:
+        return self.session is not None and self.session.transcript is not None and bool(self.session.history)
+
+    def _work_ahead(self) -> None:
+        """Once: make the parts the first frame does not show (a permission request or the menu makes
+        them itself, should it come sooner), let the model do ahead, in a thread, what would otherwise
+        stall the first request, and load what the first answer needs if the transcript left that to
+        the app.  After a resumed session's last screen: until then this work would slow it down."""
+        if not self._worked_ahead:
+            self._worked_ahead = True
+            self.permission.build()
+            self.prompt_input.prepare_menu()
+            self._save_parsed_css()
+            self.run_worker(self._start.model.prepare, name="prepare", group="prepare", thread=True,
+                            exit_on_error=False)
+        if self._warm_up_held:
+            from .warmup import warm_up
+
+            self._warm_up_held = False
+            warm_up()
 
     def _save_parsed_css(self) -> None:
         if isinstance(self.stylesheet, CachedStylesheet):
@@ -772,7 +797,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
     async def load_history(self, events: list) -> None:
         """Rebuild the view of a resumed session from its stored events, as data: the last
-        prompts first, their screen mounted at once; then the rest, put in front of them.
+        prompts first, their screen mounted and drawn at once; then the rest, put in front of them.
         The loop is handed back every `REPLAY_SLICE`, so keys typed meanwhile are taken."""
         from .conversation import Conversation
 
@@ -783,10 +808,16 @@ class AgentApp(App[int], inherit_bindings=False):
         try:
             await self._replay_in_slices(events[split:])
         finally:
-            transcript.show_tail()
+            mounted = transcript.show_tail()
             timeline.finish_loading()
             self.apply_layout()
             self.conversation.refresh_strip()
+        if split:
+            # The last screen is mounted and drawn before the rest loads: mounting it takes many turns
+            # of the loop, and each would otherwise wait for a slice of the loading (docs/architecture.md §8).
+            await mounted
+            await transcript.tail_drawn()
+        self._work_ahead()
         if split:
             older = Conversation(self, self.session, lambda: self.clock(), self.refresh_header,
                                  history_of=self.conversation)
@@ -810,8 +841,11 @@ class AgentApp(App[int], inherit_bindings=False):
                 handed_back = time.perf_counter()
 
     async def _replay_resumed(self) -> None:
-        if self.session.transcript is not None and self.session.history:
-            await self.load_history(self.session.replay_events())
+        if self._resuming():
+            try:
+                await self.load_history(self.session.replay_events())
+            finally:
+                self._work_ahead()  # (done already, unless the load failed before its last screen)
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
             if self.session.fork_notice:
                 self.say(self.session.fork_notice, kind="error")

@@ -274,10 +274,21 @@ def resume_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
         since = len(app.output)
         typed = time.monotonic()
         app.type(KEY_CHAR)
-        last = app.wait_text(f"LAST-PROMPT {RESUME_TURNS - 1}".encode(), 0)
-        cpu = app.cpu()
-        echoed = app.wait_text(KEY_CHAR.encode(), since)
-        return {"resume_screen": last - app.started, "resume_cpu": cpu, "resume_key": echoed - typed}
+        # Each taken when it first shows, whichever comes first (the echo often comes before the last screen).
+        seen: dict[str, float] = {}
+        markers = {"last": (f"LAST-PROMPT {RESUME_TURNS - 1}".encode(), 0), "key": (KEY_CHAR.encode(), since)}
+
+        def note() -> bool:
+            for name, (marker, start) in markers.items():
+                if name not in seen and app.output.find(marker, max(start - len(marker), 0)) >= 0:
+                    seen[name] = time.monotonic()
+                    if name == "last":
+                        seen["cpu"] = app.cpu()
+            return len(seen) == 3
+
+        app.wait_for(note, "the last screen and the typed key", timeout=300.0)
+        return {"resume_screen": seen["last"] - app.started, "resume_cpu": seen["cpu"],
+                "resume_key": seen["key"] - typed}
 
 
 def turns_run(launch: Launcher, url: str, work: Path, history: int) -> dict[str, float]:

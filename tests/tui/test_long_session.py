@@ -12,6 +12,7 @@ from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.session import Session, SessionOptions
 from agent_tui.tools.registry import default_tools
 from agent_tui.tui.app import AgentApp
+from agent_tui.tui.widgets.transcript import Transcript
 from tests.bench.sessions import first_prompt, write_session
 
 from .helpers import screen_text, wait_until
@@ -107,3 +108,53 @@ async def test_keys_typed_while_a_resumed_session_loads_reach_the_input_at_once(
         await wait_until(pilot, lambda: not app.history_loading)
         assert app.transcript.entry_count >= 8 * TURNS and app.prompt_input.text == "h"
         assert took < 1.0
+
+
+async def test_a_resumed_session_draws_its_last_screen_before_loading_the_rest_and_echoes_keys_meanwhile(
+        api, tmp_path, monkeypatch):
+    write_session(tmp_path, SESSION, TURNS)
+    app = resumed_app(api, tmp_path)
+    replay = app._replay_in_slices
+    # The work that can wait (the permission prompt's parts, the menu, the model's TLS set-up, the
+    # warm-up thread) waits for the last screen: noted as the transcript waits for it to be drawn.
+    waited: list[bool] = []
+    tail_drawn = Transcript.tail_drawn
+
+    async def noting(self):
+        waited.append(not app._worked_ahead and app.permission._mounts is None and app.prompt_input._menu is None)
+        await tail_drawn(self)
+
+    monkeypatch.setattr(Transcript, "tail_drawn", noting)
+    # What the screen showed when the earlier prompts began to load; and keys typed during that load.
+    seen_at_older_load: list[str] = []
+
+    async def watched(events_, conversation=None):
+        if conversation is not None:  # the earlier prompts, once the last screen is mounted
+            seen_at_older_load.append(screen_text(app))
+            handle = conversation.handle
+
+            async def slow_handle(batch):
+                time.sleep(0.004)  # as a slow machine's batches would: the load lasts seconds
+                await handle(batch)
+
+            conversation.handle = slow_handle
+        await replay(events_, conversation)
+
+    app._replay_in_slices = watched
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: seen_at_older_load)
+        # The last screen was on screen (laid out and drawn) before any earlier prompt was loaded.
+        assert f"LAST-PROMPT {TURNS - 1}" in seen_at_older_load[0]
+        assert "Then it waits for the next prompt." in seen_at_older_load[0]
+        assert app.history_loading
+        assert waited == [True] and app._worked_ahead and app.permission._mounts is not None
+        # Keys typed now are drawn in the input while the rest still loads.
+        for key in "жук":
+            app.post_message(events.Key(key, key))
+        await wait_until(pilot, lambda: "жук" in screen_text(app))
+        assert app.history_loading, "the echo waited for the whole history"
+        await wait_until(pilot, lambda: not app.history_loading)
+        # Still the whole session: its first prompt is there to scroll back to.
+        assert app.transcript.entry_count >= 4 * TURNS and app.prompt_input.text == "жук"
+        app.transcript.scroll_home()  # (Home itself moves the cursor of the input, which has text)
+        await wait_until(pilot, lambda: first_prompt(SESSION) in screen_text(app))

@@ -19,6 +19,8 @@ the arrangement that takes them in keeps the entry in view where it was.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable, Generator, Iterable
 from functools import partial
 from typing import Any
@@ -45,6 +47,9 @@ CHUNK = 12
 TAIL = 24
 # The latest entries always stay mounted while the view follows the end.
 KEEP_LAST = 6
+# How often `tail_drawn` looks whether the last entry is on screen, and for how long at most.
+DRAWN_POLL = 0.005
+DRAWN_LIMIT = 3.0
 
 # Makes an entry's widget again (a widget that was unmounted, or one never mounted).
 Make = Callable[[], Widget]
@@ -144,7 +149,12 @@ class Transcript(VerticalScroll, can_focus=True):
     def on_mount(self) -> None:
         self.anchor()
         # Once the first frame is out, what the first answer needs loads in the background.
-        self.set_timer(0.3, warm_up)
+        self._warm_up = self.set_timer(0.3, warm_up)
+
+    def hold_warm_up(self) -> None:
+        """Leave the warm-up to the app (a resumed session starts it once its last screen is drawn:
+        until then its thread would only slow that screen down)."""
+        self._warm_up.stop()
 
     # ------------------------------------------------------------ adding and taking back
 
@@ -272,12 +282,25 @@ class Transcript(VerticalScroll, can_focus=True):
         self.anchor()
         self._new_output(False)
 
-    def show_tail(self) -> None:
-        """Mount the last entries (the last screen of a resumed session) and follow the end."""
+    def show_tail(self) -> Awaitable[Any]:
+        """Mount the last entries (the last screen of a resumed session) and follow the end; await
+        the result to know they are mounted."""
         self.loading = False
-        self._window_at(max(len(self._entries) - TAIL, 0))
+        mounted = self._window_at(max(len(self._entries) - TAIL, 0))
         self.anchor()
         self._new_output(False)
+        return mounted
+
+    async def tail_drawn(self) -> None:
+        """Until the screen has laid out the last entry (the layout that sizes it also draws the
+        frame), for at most `DRAWN_LIMIT` seconds.  The loop idles meanwhile: Textual's timers draw
+        it.  (A widget's size stays 0 x 0 until a layout places it, even an entry of no lines.)"""
+        last = self._entries[-1].widget if self._entries else None
+        deadline = time.monotonic() + DRAWN_LIMIT
+        while last is not None and last.is_attached and last.display and not last.size.width:
+            if time.monotonic() > deadline:
+                return
+            await asyncio.sleep(DRAWN_POLL)
 
     def scroll_home(self, **kwargs: Any) -> None:
         """To the first entry of the session (mounted for it if it was not)."""
@@ -287,9 +310,9 @@ class Transcript(VerticalScroll, can_focus=True):
         kwargs.setdefault("immediate", True)
         super().scroll_home(**kwargs)
 
-    def _window_at(self, first: int) -> None:
+    def _window_at(self, first: int) -> Awaitable[Any]:
         """Mount `TAIL` entries from `first` on (and what the view then comes near) instead of
-        the current run."""
+        the current run; what awaits their mounting."""
         doomed: list[Widget] = []
         for entry in self._mounted_entries():
             widget = entry.release()
@@ -302,9 +325,9 @@ class Transcript(VerticalScroll, can_focus=True):
         last = min(first + TAIL, len(self._entries))
         widgets = [entry.materialize() for entry in self._entries[first:last]]
         self._hi = last
-        if widgets:
-            self.mount_all(widgets, before="#new-output")
+        mounted = self.mount_all(widgets, before="#new-output") if widgets else _Done()
         self._schedule_trim()
+        return mounted
 
     @property
     def following(self) -> bool:
