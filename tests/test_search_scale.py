@@ -66,6 +66,29 @@ def test_the_deny_check_compiles_the_rules_once_and_makes_no_system_call_per_pat
     assert PermissionPolicy(cwd=root, deny=["Read", "Bash(rm:*)"]).read_deny_check(root) is None
 
 
+@pytest.mark.parametrize("content", ["./secrets/**", "**/.env", "build/", "*.key", "src/**/gen_*.py", "**",
+                                     "a/*/c", "*/docs", "./x/**/y/", "**/[a-c]?.py", "s/**/"])
+def test_one_match_per_path_answers_as_matching_each_of_its_folders_did(tmp_path, content):
+    from agent_tui.engine.permissions.rules import path_pattern
+
+    pattern = path_pattern(content, base_dir=str(tmp_path), cwd=str(tmp_path), home=str(tmp_path))
+    assert pattern.below is not None
+    body = pattern.below.pattern.removeprefix("(?:").removesuffix(")/[\\s\\S]*")  # the glob's own regex
+    regex = re.compile(body)
+
+    def per_folder(rel: str, is_dir: bool) -> bool:  # the definition: the path or a parent folder matches
+        pieces = rel.split("/")
+        return any(regex.fullmatch("/".join(pieces[:i])) and not (i == len(pieces) and pattern.dir_only and not is_dir)
+                   for i in range(1, len(pieces) + 1))
+
+    rels = ["secrets", "secrets/a", "secrets/deep/b.py", "src/.env", ".env", "build", "build/x.py", "a/build/y",
+            "k.key", "d/k.key/z", "src/gen_1.py", "src/x/gen_2.py", "src/x/gen_2.py/q", "a/b/c", "a/b/c/d", "a/c",
+            "docs", "docs/readme.md", "x/y", "x/p/y/z", "ab.py", "q/bc.py", "new\nline/.env", "s/\n/b.key"]
+    for rel in rels:
+        for is_dir in (False, True):
+            assert pattern.matches(f"{pattern.root}/{rel}", is_dir) == per_folder(rel, is_dir), (rel, is_dir)
+
+
 @pytest.mark.parametrize("through_symlink", [False, True])
 async def test_glob_and_grep_leave_out_what_a_read_deny_rule_covers(tmp_path, through_symlink):
     root = project(tmp_path)
