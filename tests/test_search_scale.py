@@ -135,6 +135,42 @@ async def test_the_ripgrep_prefilter_lists_exactly_what_the_glob_matches(tmp_pat
     assert sorted(fast.content.splitlines()) == sorted(exact.content.splitlines())
 
 
+async def test_ignore_files_above_the_search_root_apply_as_ripgrep_reads_them(tmp_path):
+    outer = tmp_path / "outer"
+    root = outer / "repo"
+    for rel in ("a.py", "b.py", "src/c.py", "src/gen.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("gen.py\n")
+    # At a repository's root nothing above it counts: ripgrep is told to look no further.
+    assert glob_module._parents(root) == ["--no-ignore-parent"]
+    listed = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=root))
+    assert sorted(listed.content.splitlines()) == ["a.py", "b.py", "src/c.py"]
+    # ...except an .ignore file, which ripgrep honours above a repository too.
+    (outer / ".ignore").write_text("b.py\n")
+    assert glob_module._parents(root) == []
+    listed = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=root))
+    assert sorted(listed.content.splitlines()) == ["a.py", "src/c.py"]
+    # Below a repository's root its .gitignore still applies.
+    assert glob_module._parents(root / "src") == []
+    listed = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=root / "src"))
+    assert listed.content.splitlines() == ["c.py"]
+
+
+async def test_glob_shows_the_newest_100_of_many_blocks_of_output_newest_first(tmp_path):
+    names = [f"d{n // 40:02}/file_with_a_longish_name_{n:04}.py" for n in range(1200)]
+    for n, rel in enumerate(names):
+        path = tmp_path / rel
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("x")
+        os.utime(path, (1_000_000 + (n * 7919) % 1200, 1_000_000 + (n * 7919) % 1200))
+    result = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=tmp_path))
+    expected = sorted(names, key=lambda rel: (-os.stat(tmp_path / rel).st_mtime_ns, rel))[:100]
+    assert result.content.splitlines()[:-1] == expected
+    assert result.data["count"] == 1200 and result.data["truncated"]
+
+
 async def test_reading_a_window_of_a_50_mb_file_never_loads_it_and_edits_still_see_changes(tmp_path):
     path = tmp_path / "server.log"
     line = b"2026-12-01 INFO request handled in 12 ms by worker 7\n"

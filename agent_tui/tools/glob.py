@@ -111,8 +111,8 @@ async def _list(newest: _Newest, base: Path, pattern: str, folder: str, ctx: Too
     with _prefilter(pattern) as ignore_file:
         if not ignore_file:  # a pattern ripgrep could not be told is matched here
             newest.match = glob_regex(pattern).fullmatch
-        run = await run_rg(["--files", "--hidden", "--glob", "!.git", *_RG_THREADS, *ignore_file, folder or "."],
-                           base, ctx.abort, sink=newest.feed)
+        run = await run_rg(["--files", "--hidden", "--glob", "!.git", *_RG_THREADS, *_parents(base / folder),
+                            *ignore_file, folder or "."], base, ctx.abort, sink=newest.feed)
     if run.aborted:
         return ToolResult("Interrupted by user", is_error=True)
     if run.returncode not in (0, 1) and not newest.fed:
@@ -174,8 +174,13 @@ class _Newest:
         count = 0
         try:
             while (lines := self._queue.get()) is not None:
-                found = self._stat(lines)
-                count += len(found)
+                times, paths = self._stat(lines)
+                count += len(paths)
+                if len(paths) > MAX_RESULTS:  # tuples only for the block's newest
+                    oldest = heapq.nlargest(MAX_RESULTS, times)[-1]
+                    found = [(-t, p) for t, p in zip(times, paths, strict=True) if t >= oldest]
+                else:
+                    found = [(-t, p) for t, p in zip(times, paths, strict=True)]
                 best = heapq.nsmallest(MAX_RESULTS, itertools.chain(best, found))
         except BaseException as exc:  # handed to the waiting coroutine
             self._settle(self._done.set_exception, exc)
@@ -190,21 +195,27 @@ class _Newest:
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
             self._loop.call_soon_threadsafe(settle)
 
-    def _stat(self, lines: list[str]) -> list[tuple[int, str]]:
-        root, match, denied, stat = self.root, self.match, self.denied, os.stat
-        found: list[tuple[int, str]] = []
-        for line in lines:
-            rel = line.removeprefix("./")
-            if not rel or (match is not None and not match(rel)):
-                continue
-            path = root + rel
-            if denied is not None and denied(path):
-                continue
-            try:
-                found.append((-stat(path).st_mtime_ns, path))
-            except OSError:
-                found.append((0, path))  # vanished since: sorts last
-        return found
+    def _stat(self, lines: list[str]) -> tuple[list[int], list[str]]:
+        """The modification times (ns) and absolute paths of the listed files to show."""
+        root, match, denied = self.root, self.match, self.denied
+        if match is None:
+            paths = [root + line.removeprefix("./") for line in lines if line]
+        else:
+            paths = [root + rel for line in lines if (rel := line.removeprefix("./")) and match(rel)]
+        if denied is not None:
+            paths = [path for path in paths if not denied(path)]
+        stat = os.stat
+        try:
+            return [stat(path).st_mtime_ns for path in paths], paths
+        except OSError:
+            return [_mtime(path) for path in paths], paths
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0  # vanished since: sorts last
 
 
 def _printable(path: str) -> str:
@@ -235,6 +246,22 @@ def _prefilter(pattern: str) -> Iterator[list[str]]:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def _parents(root: Path) -> list[str]:
+    """`--no-ignore-parent` when ripgrep would find nothing above `root` that it honours anyway.
+
+    With parent folders to consult, ripgrep joins every path it lists to the root's absolute path
+    (about a fifth of its CPU on a tree of small folders, docs/architecture.md, "Glob").  Above a
+    git repository's root it honours only `.ignore` and `.rgignore` files (never a `.gitignore`);
+    inside one it needs the repository above to know its `.gitignore` rules apply at all.
+    """
+    parents = root.parents
+    if not (root / ".git").exists() and any((folder / ".git").exists() for folder in parents):
+        return []
+    if any((folder / name).exists() for folder in parents for name in (".ignore", ".rgignore")):
+        return []
+    return ["--no-ignore-parent"]
 
 
 def _gitignore_lines(pattern: str) -> list[str]:
