@@ -13,6 +13,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.tools import glob as glob_module
@@ -67,7 +69,8 @@ def test_the_deny_check_compiles_the_rules_once_and_makes_no_system_call_per_pat
 
 
 @pytest.mark.parametrize("content", ["./secrets/**", "**/.env", "build/", "*.key", "src/**/gen_*.py", "**",
-                                     "a/*/c", "*/docs", "./x/**/y/", "**/[a-c]?.py", "s/**/"])
+                                     "a/*/c", "*/docs", "./x/**/y/", "**/[a-c]?.py", "s/**/", "a**/c", "***/c",
+                                     "d[o/**", "**/gen_*"])
 def test_one_match_per_path_answers_as_matching_each_of_its_folders_did(tmp_path, content):
     from agent_tui.engine.permissions.rules import path_pattern
 
@@ -87,6 +90,16 @@ def test_one_match_per_path_answers_as_matching_each_of_its_folders_did(tmp_path
     for rel in rels:
         for is_dir in (False, True):
             assert pattern.matches(f"{pattern.root}/{rel}", is_dir) == per_folder(rel, is_dir), (rel, is_dir)
+
+
+@settings(max_examples=300, deadline=None)
+@given(glob=st.lists(st.sampled_from(["a", "b", "/", ".", "*", "?", "**/", "[ab]", "[!a]"]), max_size=6).map("".join),
+       path=st.text("ab/.", max_size=8))
+def test_every_path_a_glob_matches_holds_its_literal(glob, path):
+    from agent_tui.tools.globs import glob_literal, glob_to_regex
+
+    if re.fullmatch(glob_to_regex(glob), path):
+        assert glob_literal(glob) in path
 
 
 @pytest.mark.parametrize("through_symlink", [False, True])

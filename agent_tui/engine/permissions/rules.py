@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from ...shell.classify import is_read_only_part, read_paths
 from ...shell.danger import INTERPRETERS
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, unwrap, unwrap_steps
-from ...tools.globs import glob_to_regex
+from ...tools.globs import glob_literal, glob_to_regex
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "NotebookRead"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -151,18 +151,21 @@ class PathPattern:
     in_or_below: re.Pattern[str] | None
     below: re.Pattern[str] | None
     dir_only: bool
+    # Characters any match holds (a substring test passes over most paths without the regex).
+    literal: str = ""
 
     @classmethod
     def compile(cls, root: str, glob: str | None, dir_only: bool) -> PathPattern:
         if glob is None:
             return cls(root, None, None, dir_only)
         body = glob_to_regex(glob)
-        return cls(root, re.compile(f"(?:{body})(?:/[\\s\\S]*)?"), re.compile(f"(?:{body})/[\\s\\S]*"), dir_only)
+        return cls(root, re.compile(f"(?:{body})(?:/[\\s\\S]*)?"), re.compile(f"(?:{body})/[\\s\\S]*"), dir_only,
+                   glob_literal(glob))
 
     def matches(self, path: str, is_dir: bool) -> bool:
         """`path` must already be absolute and resolved."""
         rel = _relative(path, self.root)
-        if rel is None:
+        if rel is None or self.literal not in rel:
             return False
         if self.in_or_below is None or self.below is None:
             return bool(rel) or not self.dir_only or is_dir
