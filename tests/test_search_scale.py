@@ -92,6 +92,24 @@ def test_one_match_per_path_answers_as_matching_each_of_its_folders_did(tmp_path
             assert pattern.matches(f"{pattern.root}/{rel}", is_dir) == per_folder(rel, is_dir), (rel, is_dir)
 
 
+def test_the_joined_deny_regex_answers_as_each_rule_does(tmp_path):
+    from agent_tui.engine.permissions.rules import path_pattern
+
+    contents = ["./secrets/**", "**/.env", "build/", "./secrets", "./vault/", "*.key", "src/**/gen_*.py", "//etc/**",
+                "a/*/c", "./x/**/y/", "**"]
+    real = os.path.realpath(tmp_path)
+    rels = ["secrets", "secrets/a", "secrets/deep/b.py", "src/.env", ".env", "build", "build/x.py", "vault",
+            "vault/k", "k.key", "src/x/gen_2.py", "a/b/c", "a/b/c/d", "x/p/y/z", "x/y", "q.py", "new\nline/.env"]
+    paths = [f"{real}/{rel}" for rel in rels] + [real, "/etc/passwd", "/etc", "/tmp"]
+    for content in contents:
+        policy = PermissionPolicy(cwd=tmp_path, deny=[f"Read({content})"])
+        denied = policy.read_deny_check(tmp_path)
+        assert denied is not None
+        pattern = path_pattern(content, base_dir=real, cwd=real, home=real)
+        for path in paths:
+            assert denied(path) == pattern.matches(path, False), (content, path)
+
+
 @settings(max_examples=300, deadline=None)
 @given(glob=st.lists(st.sampled_from(["a", "b", "/", ".", "*", "?", "**/", "[ab]", "[!a]"]), max_size=6).map("".join),
        path=st.text("ab/.", max_size=8))

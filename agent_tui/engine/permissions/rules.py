@@ -174,6 +174,15 @@ class PathPattern:
         return bool((self.below if self.dir_only and not is_dir else self.in_or_below).fullmatch(rel))
 
 
+    def file_regex(self) -> str:
+        """A regex that fullmatches the absolute, `/`-separated path of a file this pattern covers
+        (`matches(path, False)` as one regex, to join with other rules' into one)."""
+        prefix = re.escape(self.root if self.root.endswith("/") else self.root + "/")
+        if self.in_or_below is None or self.below is None:
+            return f"{prefix}[\\s\\S]+" + ("" if self.dir_only else f"|{re.escape(self.root)}")
+        return f"{prefix}(?=[\\s\\S])(?:{(self.below if self.dir_only else self.in_or_below).pattern})"
+
+
 def path_pattern(content: str, *, base_dir: str, cwd: str, home: str) -> PathPattern:
     """Compile a Read/Edit rule's content (see the module docstring for the anchors)."""
     return _compile_path(content, base_dir, cwd, home)
