@@ -31,8 +31,8 @@ TRUNCATED_NOTE = "(Results are truncated. Consider using a more specific path or
 _GLOB_CHARS = set("*?[{")
 # More alternatives than this from `{a,b}` and the pattern is matched without a prefilter.
 _MAX_BRACE_EXPANSIONS = 64
-# ripgrep walks in one thread: its parallel walk costs about 1.6x the CPU here (docs/architecture.md,
-# "Glob"), and the other core stats what it has listed so far.
+# ripgrep walks in one thread: its parallel walk cost 1.2-1.6x the CPU on a 2-core machine, and the
+# other core stats what it has listed so far (docs/architecture.md §4).
 _RG_THREADS = ["--threads", "1"]
 
 DESCRIPTION = f"""\
@@ -252,7 +252,7 @@ def _parents(root: Path) -> list[str]:
     """`--no-ignore-parent` when ripgrep would find nothing above `root` that it honours anyway.
 
     With parent folders to consult, ripgrep joins every path it lists to the root's absolute path
-    (about a fifth of its CPU on a tree of small folders, docs/architecture.md, "Glob").  Above a
+    (15-20% of its CPU on a tree of small folders, docs/architecture.md §4).  Above a
     git repository's root it honours only `.ignore` and `.rgignore` files (never a `.gitignore`);
     inside one it needs the repository above to know its `.gitignore` rules apply at all.
     """
