@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-import itertools
 import os
 import queue
 import re
@@ -170,22 +169,20 @@ class _Newest:
         return [_printable(path) for _, path in best], count
 
     def _run(self) -> None:
-        best: list[tuple[int, str]] = []
-        count = 0
+        times: list[int] = []
+        paths: list[str] = []
         try:
             while (lines := self._queue.get()) is not None:
-                times, paths = self._stat(lines)
-                count += len(paths)
-                if len(paths) > MAX_RESULTS:  # tuples only for the block's newest
-                    oldest = heapq.nlargest(MAX_RESULTS, times)[-1]
-                    found = [(-t, p) for t, p in zip(times, paths, strict=True) if t >= oldest]
-                else:
-                    found = [(-t, p) for t, p in zip(times, paths, strict=True)]
-                best = heapq.nsmallest(MAX_RESULTS, itertools.chain(best, found))
+                self._stat(lines, times, paths)
+            if len(paths) > MAX_RESULTS:  # tuples only for the newest
+                oldest = heapq.nlargest(MAX_RESULTS, times)[-1]
+                best = sorted((-t, p) for t, p in zip(times, paths, strict=True) if t >= oldest)[:MAX_RESULTS]
+            else:
+                best = sorted((-t, p) for t, p in zip(times, paths, strict=True))
         except BaseException as exc:  # handed to the waiting coroutine
             self._settle(self._done.set_exception, exc)
         else:
-            self._settle(self._done.set_result, (best, count))
+            self._settle(self._done.set_result, (best, len(paths)))
 
     def _settle(self, setter: Callable[[Any], object], value: object) -> None:
         def settle() -> None:
@@ -195,20 +192,21 @@ class _Newest:
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
             self._loop.call_soon_threadsafe(settle)
 
-    def _stat(self, lines: list[str]) -> tuple[list[int], list[str]]:
-        """The modification times (ns) and absolute paths of the listed files to show."""
+    def _stat(self, lines: list[str], times: list[int], paths: list[str]) -> None:
+        """Add the modification times (ns) and absolute paths of the listed files to show."""
         root, match, denied = self.root, self.match, self.denied
         if match is None:
-            paths = [root + line.removeprefix("./") for line in lines if line]
+            block = [root + line.removeprefix("./") for line in lines if line]
         else:
-            paths = [root + rel for line in lines if (rel := line.removeprefix("./")) and match(rel)]
+            block = [root + rel for line in lines if (rel := line.removeprefix("./")) and match(rel)]
         if denied is not None:
-            paths = [path for path in paths if not denied(path)]
+            block = [path for path in block if not denied(path)]
         stat = os.stat
         try:
-            return [stat(path).st_mtime_ns for path in paths], paths
+            times.extend([stat(path).st_mtime_ns for path in block])
         except OSError:
-            return [_mtime(path) for path in paths], paths
+            times.extend([_mtime(path) for path in block])
+        paths.extend(block)
 
 
 def _mtime(path: str) -> int:
