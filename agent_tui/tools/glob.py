@@ -124,8 +124,8 @@ class _Newest:
 
     Each block of whole lines from ripgrep's output is matched (when ripgrep could not be told
     the pattern), checked against the Read deny rules and stat'd in one worker thread, which
-    keeps only the newest `MAX_RESULTS` and a count.  Paths stay `str` with undecodable bytes as
-    surrogates, so the stat names the exact file.
+    picks the newest `MAX_RESULTS` once ripgrep is done.  Paths stay `str` with undecodable bytes
+    as surrogates, so the stat names the exact file.
     """
 
     def __init__(self, root: str, denied: Callable[[str], bool] | None) -> None:
