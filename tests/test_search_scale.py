@@ -13,6 +13,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.tools import glob as glob_module
@@ -66,6 +68,58 @@ def test_the_deny_check_compiles_the_rules_once_and_makes_no_system_call_per_pat
     assert PermissionPolicy(cwd=root, deny=["Read", "Bash(rm:*)"]).read_deny_check(root) is None
 
 
+@pytest.mark.parametrize("content", ["./secrets/**", "**/.env", "build/", "*.key", "src/**/gen_*.py", "**",
+                                     "a/*/c", "*/docs", "./x/**/y/", "**/[a-c]?.py", "s/**/", "a**/c", "***/c",
+                                     "d[o/**", "**/gen_*"])
+def test_one_match_per_path_answers_as_matching_each_of_its_folders_did(tmp_path, content):
+    from agent_tui.engine.permissions.rules import path_pattern
+
+    pattern = path_pattern(content, base_dir=str(tmp_path), cwd=str(tmp_path), home=str(tmp_path))
+    assert pattern.below is not None
+    body = pattern.below.pattern.removeprefix("(?:").removesuffix(")/[\\s\\S]*")  # the glob's own regex
+    regex = re.compile(body)
+
+    def per_folder(rel: str, is_dir: bool) -> bool:  # the definition: the path or a parent folder matches
+        pieces = rel.split("/")
+        return any(regex.fullmatch("/".join(pieces[:i])) and not (i == len(pieces) and pattern.dir_only and not is_dir)
+                   for i in range(1, len(pieces) + 1))
+
+    rels = ["secrets", "secrets/a", "secrets/deep/b.py", "src/.env", ".env", "build", "build/x.py", "a/build/y",
+            "k.key", "d/k.key/z", "src/gen_1.py", "src/x/gen_2.py", "src/x/gen_2.py/q", "a/b/c", "a/b/c/d", "a/c",
+            "docs", "docs/readme.md", "x/y", "x/p/y/z", "ab.py", "q/bc.py", "new\nline/.env", "s/\n/b.key"]
+    for rel in rels:
+        for is_dir in (False, True):
+            assert pattern.matches(f"{pattern.root}/{rel}", is_dir) == per_folder(rel, is_dir), (rel, is_dir)
+
+
+def test_the_joined_deny_regex_answers_as_each_rule_does(tmp_path):
+    from agent_tui.engine.permissions.rules import path_pattern
+
+    contents = ["./secrets/**", "**/.env", "build/", "./secrets", "./vault/", "*.key", "src/**/gen_*.py", "//etc/**",
+                "a/*/c", "./x/**/y/", "**"]
+    real = os.path.realpath(tmp_path)
+    rels = ["secrets", "secrets/a", "secrets/deep/b.py", "src/.env", ".env", "build", "build/x.py", "vault",
+            "vault/k", "k.key", "src/x/gen_2.py", "a/b/c", "a/b/c/d", "x/p/y/z", "x/y", "q.py", "new\nline/.env"]
+    paths = [f"{real}/{rel}" for rel in rels] + [real, "/etc/passwd", "/etc", "/tmp"]
+    for content in contents:
+        policy = PermissionPolicy(cwd=tmp_path, deny=[f"Read({content})"])
+        denied = policy.read_deny_check(tmp_path)
+        assert denied is not None
+        pattern = path_pattern(content, base_dir=real, cwd=real, home=real)
+        for path in paths:
+            assert denied(path) == pattern.matches(path, False), (content, path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(glob=st.lists(st.sampled_from(["a", "b", "/", ".", "*", "?", "**/", "[ab]", "[!a]"]), max_size=6).map("".join),
+       path=st.text("ab/.", max_size=8))
+def test_every_path_a_glob_matches_holds_its_literal(glob, path):
+    from agent_tui.tools.globs import glob_literal, glob_to_regex
+
+    if re.fullmatch(glob_to_regex(glob), path):
+        assert glob_literal(glob) in path
+
+
 @pytest.mark.parametrize("through_symlink", [False, True])
 async def test_glob_and_grep_leave_out_what_a_read_deny_rule_covers(tmp_path, through_symlink):
     root = project(tmp_path)
@@ -110,6 +164,42 @@ async def test_the_ripgrep_prefilter_lists_exactly_what_the_glob_matches(tmp_pat
     monkeypatch.setattr(glob_module, "_gitignore_lines", lambda pattern: [])
     exact = await run(GlobTool(), {"pattern": pattern}, ctx)
     assert sorted(fast.content.splitlines()) == sorted(exact.content.splitlines())
+
+
+async def test_ignore_files_above_the_search_root_apply_as_ripgrep_reads_them(tmp_path):
+    outer = tmp_path / "outer"
+    root = outer / "repo"
+    for rel in ("a.py", "b.py", "src/c.py", "src/gen.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("gen.py\n")
+    # At a repository's root nothing above it counts: ripgrep is told to look no further.
+    assert glob_module._parents(root) == ["--no-ignore-parent"]
+    listed = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=root))
+    assert sorted(listed.content.splitlines()) == ["a.py", "b.py", "src/c.py"]
+    # ...except an .ignore file, which ripgrep honours above a repository too.
+    (outer / ".ignore").write_text("b.py\n")
+    assert glob_module._parents(root) == []
+    listed = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=root))
+    assert sorted(listed.content.splitlines()) == ["a.py", "src/c.py"]
+    # Below a repository's root its .gitignore still applies.
+    assert glob_module._parents(root / "src") == []
+    listed = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=root / "src"))
+    assert listed.content.splitlines() == ["c.py"]
+
+
+async def test_glob_shows_the_newest_100_of_many_blocks_of_output_newest_first(tmp_path):
+    names = [f"d{n // 40:02}/file_with_a_longish_name_{n:04}.py" for n in range(1200)]
+    for n, rel in enumerate(names):
+        path = tmp_path / rel
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("x")
+        os.utime(path, (1_000_000 + (n * 7919) % 1200, 1_000_000 + (n * 7919) % 1200))
+    result = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=tmp_path))
+    expected = sorted(names, key=lambda rel: (-os.stat(tmp_path / rel).st_mtime_ns, rel))[:100]
+    assert result.content.splitlines()[:-1] == expected
+    assert result.data["count"] == 1200 and result.data["truncated"]
 
 
 async def test_reading_a_window_of_a_50_mb_file_never_loads_it_and_edits_still_see_changes(tmp_path):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import os
+import queue
 import re
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +23,16 @@ from agent_tui.tools.base import (
     resolve_path,
 )
 from agent_tui.tools.globs import glob_to_regex
-from agent_tui.tools.grep import find_rg, run_rg, sort_by_mtime
+from agent_tui.tools.grep import find_rg, run_rg
 
 MAX_RESULTS = 100
 TRUNCATED_NOTE = "(Results are truncated. Consider using a more specific path or pattern.)"
 _GLOB_CHARS = set("*?[{")
 # More alternatives than this from `{a,b}` and the pattern is matched without a prefilter.
 _MAX_BRACE_EXPANSIONS = 64
+# ripgrep walks in one thread: its parallel walk cost 1.2-1.6x the CPU on a 2-core machine, and the
+# other core stats what it has listed so far (docs/architecture.md §4).
+_RG_THREADS = ["--threads", "1"]
 
 DESCRIPTION = f"""\
 - Fast file pattern matching tool that works with any codebase size.
@@ -76,39 +82,143 @@ class GlobTool(ReadOnlyTool):
         if not (base / folder).is_dir():
             yield ToolResult("No files found", data={"files": [], "count": 0, "truncated": False})
             return
-        if find_rg() is None:
-            files = await asyncio.to_thread(_python_glob, base, pattern)
-        else:
-            # The pattern's literal leading folders are the walk's root, so a pattern naming an
-            # ignored folder (`node_modules/**/*.js`) lists it, as Claude Code does.
-            with _prefilter(pattern) as ignore_file:
-                run = await run_rg(["--files", "--hidden", "--glob", "!.git", *ignore_file, folder or "."],
-                                   base, ctx.abort)
-            if run.aborted:
-                yield ToolResult("Interrupted by user", is_error=True)
-                return
-            if run.returncode not in (0, 1) and not run.stdout:
-                yield ToolResult(f"Glob failed: {run.stderr.strip()}", is_error=True)
-                return
-            lines = run.stdout.decode("utf-8", "replace").splitlines()
-            root = str(base).rstrip(os.sep) + os.sep
-            if ignore_file:
-                # gitignore's `*`, `?`, `[...]` and `**/` are the glob's own: ripgrep matched exactly
-                files = [root + line.removeprefix("./") for line in lines if line]
-            else:
-                match = glob_regex(pattern).fullmatch
-                files = [root + rel for line in lines if line and match(rel := line.removeprefix("./"))]
-        if ctx.read_denied is not None:
-            files = [f for f in files if not ctx.read_denied(f)]
-        files = await asyncio.to_thread(sort_by_mtime, files)
-        truncated = len(files) > MAX_RESULTS
-        shown = files[:MAX_RESULTS]
-        data = {"files": shown, "count": len(files), "truncated": truncated}
+        newest = _Newest(str(base).rstrip(os.sep) + os.sep, ctx.read_denied)
+        try:
+            failed = await _list(newest, base, pattern, folder, ctx)
+        finally:
+            newest.close()
+        if failed is not None:
+            yield failed
+            return
+        shown, count = await newest.result()
+        truncated = count > MAX_RESULTS
+        data = {"files": shown, "count": count, "truncated": truncated}
         if not shown:
             yield ToolResult("No files found", data=data)
             return
         listed = [model_path(f, ctx.cwd) for f in shown]
         yield ToolResult("\n".join(listed + ([TRUNCATED_NOTE] if truncated else [])), data=data)
+
+
+async def _list(newest: _Newest, base: Path, pattern: str, folder: str, ctx: ToolContext) -> ToolResult | None:
+    """Hand `newest` the files under `base` that `pattern` matches; an error result if that failed."""
+    if find_rg() is None:
+        newest.add(await asyncio.to_thread(_python_glob, base, pattern))
+        return None
+    # The pattern's literal leading folders are the walk's root, so a pattern naming an ignored
+    # folder (`node_modules/**/*.js`) lists it, as Claude Code does.
+    with _prefilter(pattern) as ignore_file:
+        if not ignore_file:  # a pattern ripgrep could not be told is matched here
+            newest.match = glob_regex(pattern).fullmatch
+        run = await run_rg(["--files", "--hidden", "--glob", "!.git", *_RG_THREADS, *_parents(base / folder),
+                            *ignore_file, folder or "."], base, ctx.abort, sink=newest.feed)
+    if run.aborted:
+        return ToolResult("Interrupted by user", is_error=True)
+    if run.returncode not in (0, 1) and not newest.fed:
+        return ToolResult(f"Glob failed: {run.stderr.strip()}", is_error=True)
+    return None
+
+
+class _Newest:
+    """The newest of the files ripgrep lists, stat'd in a thread of their own while it still walks.
+
+    Each block of whole lines from ripgrep's output is matched (when ripgrep could not be told
+    the pattern), checked against the Read deny rules and stat'd in one worker thread, which
+    picks the newest `MAX_RESULTS` once ripgrep is done.  Paths stay `str` with undecodable bytes
+    as surrogates, so the stat names the exact file.
+    """
+
+    def __init__(self, root: str, denied: Callable[[str], bool] | None) -> None:
+        self.root = root
+        self.denied = denied
+        self.match: Callable[[str], object] | None = None
+        self.fed = False
+        self._tail = b""
+        self._closed = False
+        self._loop = asyncio.get_running_loop()
+        self._done: asyncio.Future[tuple[list[tuple[int, str]], int]] = self._loop.create_future()
+        self._queue: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="glob-stat", daemon=True).start()
+
+    def feed(self, chunk: bytes) -> None:
+        self.fed = True
+        data = self._tail + chunk
+        cut = data.rfind(b"\n") + 1
+        self._tail = data[cut:]
+        if cut:
+            lines = os.fsdecode(data[:cut]).split("\n")
+            lines.pop()
+            self._queue.put(lines)
+
+    def add(self, paths: list[str]) -> None:
+        """Absolute paths found without ripgrep (already matched)."""
+        self._queue.put([p.removeprefix(self.root) for p in paths])
+
+    def close(self) -> None:
+        """No more paths: the thread ends once it has done those it has."""
+        if self._tail:
+            self.feed(b"\n")
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+
+    async def result(self) -> tuple[list[str], int]:
+        """The newest `MAX_RESULTS` (absolute, newest first, then by path) and how many there were."""
+        self.close()
+        best, count = await self._done
+        return [_printable(path) for _, path in best], count
+
+    def _run(self) -> None:
+        times: list[int] = []
+        paths: list[str] = []
+        try:
+            while (lines := self._queue.get()) is not None:
+                self._stat(lines, times, paths)
+            if len(paths) > MAX_RESULTS:  # tuples only for the newest
+                oldest = heapq.nlargest(MAX_RESULTS, times)[-1]
+                best = sorted((-t, p) for t, p in zip(times, paths, strict=True) if t >= oldest)[:MAX_RESULTS]
+            else:
+                best = sorted((-t, p) for t, p in zip(times, paths, strict=True))
+        except BaseException as exc:  # handed to the waiting coroutine
+            self._settle(self._done.set_exception, exc)
+        else:
+            self._settle(self._done.set_result, (best, len(paths)))
+
+    def _settle(self, setter: Callable[[Any], object], value: object) -> None:
+        def settle() -> None:
+            if not self._done.done():
+                setter(value)
+
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            self._loop.call_soon_threadsafe(settle)
+
+    def _stat(self, lines: list[str], times: list[int], paths: list[str]) -> None:
+        """Add the modification times (ns) and absolute paths of the listed files to show."""
+        root, match, denied = self.root, self.match, self.denied
+        if match is None:
+            block = [root + line.removeprefix("./") for line in lines if line]
+        else:
+            block = [root + rel for line in lines if (rel := line.removeprefix("./")) and match(rel)]
+        if denied is not None:
+            block = [path for path in block if not denied(path)]
+        stat = os.stat
+        try:
+            times.extend([stat(path).st_mtime_ns for path in block])
+        except OSError:
+            times.extend([_mtime(path) for path in block])
+        paths.extend(block)
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0  # vanished since: sorts last
+
+
+def _printable(path: str) -> str:
+    """`path` with the bytes that are not UTF-8 shown as U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 @contextlib.contextmanager
@@ -134,6 +244,22 @@ def _prefilter(pattern: str) -> Iterator[list[str]]:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def _parents(root: Path) -> list[str]:
+    """`--no-ignore-parent` when ripgrep would find nothing above `root` that it honours anyway.
+
+    With parent folders to consult, ripgrep joins every path it lists to the root's absolute path
+    (15-20% of its CPU on a tree of small folders, docs/architecture.md §4).  Above a
+    git repository's root it honours only `.ignore` and `.rgignore` files (never a `.gitignore`);
+    inside one it needs the repository above to know its `.gitignore` rules apply at all.
+    """
+    parents = root.parents
+    if not (root / ".git").exists() and any((folder / ".git").exists() for folder in parents):
+        return []
+    if any((folder / name).exists() for folder in parents for name in (".ignore", ".rgignore")):
+        return []
+    return ["--no-ignore-parent"]
 
 
 def _gitignore_lines(pattern: str) -> list[str]:

@@ -49,3 +49,25 @@ def glob_to_regex(glob: str, *, braces: bool = False) -> str:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
+
+
+def glob_literal(glob: str) -> str:
+    """The longest run of characters every path `glob` matches must hold ("" for none): `**/`,
+    `**`, `*`, `?` and `[...]` break runs, as `glob_to_regex` reads them (no braces)."""
+    runs, run = [], ""
+    i, n = 0, len(glob)
+    while i < n:
+        end = glob.find("]", i + 2) if glob[i] == "[" else -1
+        if glob[i] in "*?" or end != -1:
+            runs.append(run)
+            run = ""
+            i = end + 1 if end != -1 else i + 1
+            while i < n and glob[i] == "*":
+                i += 1
+            if glob.startswith("/", i) and glob[i - 2:i] == "**":
+                i += 1  # `**/` may match nothing, its slash too
+            continue
+        run += glob[i]
+        i += 1
+    runs.append(run)
+    return max(runs, key=len)

@@ -67,8 +67,12 @@ class RgRun:
     aborted: bool = False
 
 
-async def run_rg(args: list[str], cwd: Path, abort: asyncio.Event) -> RgRun:
-    """Run ripgrep with `args`; stop it when `abort` is set or the caller is cancelled."""
+async def run_rg(args: list[str], cwd: Path, abort: asyncio.Event,
+                 sink: Callable[[bytes], None] | None = None) -> RgRun:
+    """Run ripgrep with `args`; stop it when `abort` is set or the caller is cancelled.
+
+    With `sink`, each chunk of its output goes there as it comes (the result's stdout is empty).
+    """
     rg = find_rg()
     if rg is None:
         raise FileNotFoundError("ripgrep (rg) was not found; install the `ripgrep` package")
@@ -87,7 +91,10 @@ async def run_rg(args: list[str], cwd: Path, abort: asyncio.Event) -> RgRun:
     async def read_stdout() -> None:
         size = 0
         while chunk := await proc.stdout.read(1 << 16):
-            chunks.append(chunk)
+            if sink is None:
+                chunks.append(chunk)
+            else:
+                sink(chunk)
             size += len(chunk)
             if size >= MAX_OUTPUT_BYTES:
                 proc.kill()

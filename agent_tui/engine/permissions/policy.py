@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -323,9 +324,8 @@ class PermissionPolicy:
 
         Glob and Grep get their paths from ripgrep's walk, which follows no symlinks below a
         root that is already resolved, so each path is absolute and resolved as it comes: the
-        rules are compiled once here and a path is checked by string matching alone (no
-        system call per file).  A rule whose folder is not an ancestor or a descendant of the
-        path is passed over with a prefix test.
+        rules are compiled once here, into one regex over the absolute path, and a path is
+        checked by that one match alone (no system call per file).
         """
         rules = [(entry, rule) for entry, rule in self._rules("deny") if rule.tool == "Read" and not rule.whole_tool]
         if not rules:
@@ -336,6 +336,9 @@ class PermissionPolicy:
             base = str(entry.base_dir) if entry.base_dir is not None else str(env.cwd)
             pattern = path_pattern(rule.content, base_dir=base, cwd=str(env.cwd), home=env.home)
             patterns.append((pattern, pattern.root.rstrip(os.sep) + os.sep))
+        if os.sep == "/":  # every rule in one regex: one call per path
+            covered = re.compile("|".join(f"(?:{pattern.file_regex()})" for pattern, _ in patterns)).fullmatch
+            return lambda path: covered(path) is not None
 
         def denied(path: str) -> bool:
             for pattern, prefix in patterns:

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from ...shell.classify import is_read_only_part, read_paths
 from ...shell.danger import INTERPRETERS
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, unwrap, unwrap_steps
-from ...tools.globs import glob_to_regex
+from ...tools.globs import glob_literal, glob_to_regex
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "NotebookRead"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -144,26 +144,43 @@ def _wildcard(content: str) -> re.Pattern[str]:
 class PathPattern:
     # The folder the pattern is relative to, resolved.
     root: str
-    # Matches a path relative to root (or one of its parent folders); None: root itself and everything in it.
-    regex: re.Pattern[str] | None
+    # The glob, matching a path relative to root when it matches the path or one of its parent
+    # folders (`in_or_below`) or one of its parent folders (`below`, for a folder-only rule and a
+    # file): one match instead of one per folder of the path, as Glob and Grep ask it for every
+    # file they find.  None: root itself and everything in it.
+    in_or_below: re.Pattern[str] | None
+    below: re.Pattern[str] | None
     dir_only: bool
+    # Characters any match holds (a substring test passes over most paths without the regex).
+    literal: str = ""
+
+    @classmethod
+    def compile(cls, root: str, glob: str | None, dir_only: bool) -> PathPattern:
+        if glob is None:
+            return cls(root, None, None, dir_only)
+        body = glob_to_regex(glob)
+        return cls(root, re.compile(f"(?:{body})(?:/[\\s\\S]*)?"), re.compile(f"(?:{body})/[\\s\\S]*"), dir_only,
+                   glob_literal(glob))
 
     def matches(self, path: str, is_dir: bool) -> bool:
         """`path` must already be absolute and resolved."""
         rel = _relative(path, self.root)
-        if rel is None:
+        if rel is None or self.literal not in rel:
             return False
-        if self.regex is None:
+        if self.in_or_below is None or self.below is None:
             return bool(rel) or not self.dir_only or is_dir
         if not rel:
             return False
-        pieces = rel.split("/")
-        for i in range(1, len(pieces) + 1):
-            if self.regex.fullmatch("/".join(pieces[:i])):
-                if i == len(pieces) and self.dir_only and not is_dir:
-                    continue
-                return True
-        return False
+        return bool((self.below if self.dir_only and not is_dir else self.in_or_below).fullmatch(rel))
+
+
+    def file_regex(self) -> str:
+        """A regex that fullmatches the absolute, `/`-separated path of a file this pattern covers
+        (`matches(path, False)` as one regex, to join with other rules' into one)."""
+        prefix = re.escape(self.root if self.root.endswith("/") else self.root + "/")
+        if self.in_or_below is None or self.below is None:
+            return f"{prefix}[\\s\\S]+" + ("" if self.dir_only else f"|{re.escape(self.root)}")
+        return f"{prefix}(?=[\\s\\S])(?:{(self.below if self.dir_only else self.in_or_below).pattern})"
 
 
 def path_pattern(content: str, *, base_dir: str, cwd: str, home: str) -> PathPattern:
@@ -194,11 +211,11 @@ def _compile_path(content: str, base_dir: str, cwd: str, home: str) -> PathPatte
         pieces = pieces[literal:]
     root = os.path.realpath(root)
     if not pieces:
-        return PathPattern(root, None, dir_only)
+        return PathPattern.compile(root, None, dir_only)
     glob = "/".join(pieces)
     if not anchored:
         glob = "**/" + glob
-    return PathPattern(root, re.compile(glob_to_regex(glob)), dir_only)
+    return PathPattern.compile(root, glob, dir_only)
 
 
 def _relative(path: str, root: str) -> str | None:
