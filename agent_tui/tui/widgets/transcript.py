@@ -51,6 +51,10 @@ KEEP_LAST = 6
 DRAWN_POLL = 0.005
 DRAWN_LIMIT = 3.0
 
+# Entries added with `add_soon` (a burst of tool rows) wait up to this long to be mounted together:
+# every mount lays the screen out again, and keys typed meanwhile wait for it.
+BATCH_SECONDS = 0.1
+
 # Makes an entry's widget again (a widget that was unmounted, or one never mounted).
 Make = Callable[[], Widget]
 
@@ -140,6 +144,9 @@ class Transcript(VerticalScroll, can_focus=True):
         self.loading = False
         # The widget to keep where it is on screen through the next arrangement, and its offset in the view.
         self._hold: tuple[Widget, int] | None = None
+        # Entries of `add_soon` not yet added, and when such a batch was last mounted.
+        self._soon: list[tuple[Widget | Make, object]] = []
+        self._soon_mounted = float("-inf")
 
     def compose(self) -> ComposeResult:
         yield NewOutputMarker(
@@ -161,6 +168,31 @@ class Transcript(VerticalScroll, can_focus=True):
     def add(self, *items: Widget | Make, tag: object = None) -> Awaitable[Any]:
         """Append entries (widgets, or ways to make them); await the result to know they are
         mounted.  Mounted only when the window reaches the end and no session is loading."""
+        if self._soon:
+            self._add_soon_now()
+        return self._add(*items, tag=tag)
+
+    def add_soon(self, item: Widget | Make, tag: object = None) -> None:
+        """Append an entry that may wait up to `BATCH_SECONDS` to be added with the ones that
+        follow it (a tool row in a burst of tool calls: one layout for the batch, not one per
+        row).  The first of a burst is added at once; anything added with `add` meanwhile comes
+        after the ones waiting."""
+        now = time.monotonic()
+        if self.loading or not self._soon and now - self._soon_mounted >= BATCH_SECONDS:
+            self._soon_mounted = now
+            self._add(item, tag=tag)
+            return
+        if not self._soon:
+            self.set_timer(max(self._soon_mounted + BATCH_SECONDS - now, 0.0), self._add_soon_now)
+        self._soon.append((item, tag))
+
+    def _add_soon_now(self) -> None:
+        soon, self._soon = self._soon, []
+        self._soon_mounted = time.monotonic()
+        for tag in dict.fromkeys(tag for _, tag in soon):
+            self._add(*(item for item, t in soon if t is tag), tag=tag)
+
+    def _add(self, *items: Widget | Make, tag: object = None) -> Awaitable[Any]:
         at_end = self._hi == len(self._entries)
         new = [Entry(item, tag) for item in items]
         self._entries.extend(new)
@@ -179,6 +211,8 @@ class Transcript(VerticalScroll, can_focus=True):
         new = [Entry(item, tag) for item in items]
         if not new:
             return
+        if self._soon:
+            self._add_soon_now()
         mounted = self._mounted_entries()
         self._entries.extend(new)
         doomed = [w for entry in mounted if (w := entry.release()) is not None]
@@ -208,6 +242,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def prepend(self, older: Transcript) -> None:
         """Put the entries `older` recorded (the start of a resumed session) before these."""
+        if older._soon:
+            older._add_soon_now()
         count = len(older._entries)
         self._entries[0:0] = older._entries
         self._lo += count
@@ -227,6 +263,7 @@ class Transcript(VerticalScroll, can_focus=True):
             await widget.remove()
 
     async def clear_entries(self) -> None:
+        self._soon.clear()
         await self.remove_children(self.entries)
         self._entries.clear()
         self._lo = self._hi = 0
@@ -242,8 +279,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     @property
     def entry_count(self) -> int:
-        """Every entry of the session, mounted or not."""
-        return len(self._entries)
+        """Every entry of the session, mounted or not (and those of `add_soon` still waiting)."""
+        return len(self._entries) + len(self._soon)
 
     @property
     def window(self) -> tuple[int, int]:
