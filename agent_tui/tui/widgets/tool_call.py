@@ -140,11 +140,14 @@ class ToolCall(Vertical, can_focus=True):
         self._progress: list[str] = []
         # Made again by the transcript (`remake`): as it was left, expanded or not.
         self._remade_expanded = expanded
+        # Composed and mounted: until then the record's changes wait for `on_mount`.
+        self._drawn = False
 
     def remake(self) -> Callable[[], ToolCall]:
         return partial(ToolCall, self.record, expanded=self.expanded)
 
     def on_mount(self) -> None:
+        self._drawn = True
         # Mounted after its record changed (made from data, or again): drawn as the record is now.
         if self._remade_expanded is not None:
             self._show_record_state()
@@ -183,7 +186,7 @@ class ToolCall(Vertical, can_focus=True):
 
     def refresh_record(self) -> None:
         """Redraw from the record after its status changed."""
-        if not self.is_mounted:
+        if not self._drawn:
             return  # mounted soon (a burst's rows come together): `on_mount` draws the record as it is then
         record = self.record
         self._show_record_state()
@@ -212,7 +215,7 @@ class ToolCall(Vertical, can_focus=True):
     def add_progress(self, text: str) -> None:
         self._progress.extend(text.splitlines())
         del self._progress[:-PROGRESS_LINES]
-        if not self.is_mounted:
+        if not self._drawn:
             return
         progress = self._line("progress")
         progress.update("\n".join(f"  {line}" for line in self._progress))

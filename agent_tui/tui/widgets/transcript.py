@@ -33,10 +33,14 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ..state import BURST_PERIOD, burst_delay
 from ..warmup import warm_up
 
 # Lines kept mounted above and below the view (the rest is data until the view comes near).
 MARGIN = 80
+# Lines kept mounted above the view while it follows the end (each mounted entry is laid out again
+# at every frame that takes in new output; scrolling up mounts more as the view nears the edge).
+FOLLOW_MARGIN = 20
 # Lines from an edge of the mounted run at which the entries past it are mounted (well inside MARGIN,
 # so what is mounted is not unmounted at once).
 NEAR = MARGIN // 2
@@ -50,10 +54,6 @@ KEEP_LAST = 6
 # How often `tail_drawn` looks whether the last entry is on screen, and for how long at most.
 DRAWN_POLL = 0.005
 DRAWN_LIMIT = 3.0
-
-# Entries added with `add_soon` (a burst of tool rows) wait up to this long to be mounted together:
-# every mount lays the screen out again, and keys typed meanwhile wait for it.
-BATCH_SECONDS = 0.1
 
 # Makes an entry's widget again (a widget that was unmounted, or one never mounted).
 Make = Callable[[], Widget]
@@ -173,17 +173,18 @@ class Transcript(VerticalScroll, can_focus=True):
         return self._add(*items, tag=tag)
 
     def add_soon(self, item: Widget | Make, tag: object = None) -> None:
-        """Append an entry that may wait up to `BATCH_SECONDS` to be added with the ones that
+        """Append an entry that may wait up to `BURST_PERIOD` to be added with the ones that
         follow it (a tool row in a burst of tool calls: one layout for the batch, not one per
         row).  The first of a burst is added at once; anything added with `add` meanwhile comes
         after the ones waiting."""
         now = time.monotonic()
-        if self.loading or not self._soon and now - self._soon_mounted >= BATCH_SECONDS:
+        # (Every mount lays the screen out again, and keys typed meanwhile wait for it.)
+        if self.loading or not self._soon and now - self._soon_mounted >= BURST_PERIOD:
             self._soon_mounted = now
             self._add(item, tag=tag)
             return
         if not self._soon:
-            self.set_timer(max(self._soon_mounted + BATCH_SECONDS - now, 0.0), self._add_soon_now)
+            self.set_timer(burst_delay(self._soon_mounted, now), self._add_soon_now)
         self._soon.append((item, tag))
 
     def _add_soon_now(self) -> None:
@@ -419,7 +420,7 @@ class Transcript(VerticalScroll, can_focus=True):
         height = self.scrollable_content_region.height
         if not height:
             return
-        self._unmount_far(top - MARGIN, top + height + MARGIN)
+        self._unmount_far(top - (FOLLOW_MARGIN if self.following else MARGIN), top + height + MARGIN)
         if self._lo > 0 and (top < NEAR if not self.following else self.virtual_size.height <= height):
             # Following the end, what is above is mounted only until the view is full.
             self._mount_above()
