@@ -320,6 +320,8 @@ def turns_run(launch: Launcher, url: str, work: Path, history: int) -> dict[str,
             app.settle(0.3, 0.3)
             cpus.append(app.cpu() - cpu0)
             walls.append(t1 - t0)
+        print(f"    {history} turns: CPU per prompt " + " ".join(f"{c:.2f}" for c in cpus) + ", to the last line "
+              + " ".join(f"{w:.2f}" for w in walls), flush=True)
         return {f"turn_cpu_{history}": statistics.median(cpus), f"turn_wall_{history}": statistics.median(walls)}
 
 
@@ -342,6 +344,10 @@ def scale_side_by_side(programs: dict[str, Launcher], repeat: int, what: str) ->
             for name, launch in programs.items():
                 figures: dict[str, float] = {}
                 for turns in points:
+                    if n or name != next(iter(programs)):
+                        # A fresh session for each run: `-c` of the one the last run went on with
+                        # would open on that run's prompts, not on the stored session's last screen.
+                        prepare_sessions(works[turns], turns)
                     time.sleep(SETTLE)
                     if what == "resume":
                         figures.update(resume_run(launch, url, works[turns]))
