@@ -34,6 +34,7 @@ Serving rules
 Standalone (end-to-end tests, benchmarks)::
 
     python -m tests.loopback --port 0 --script FILE.json [--cycle] [--log FILE.jsonl]
+    python -m tests.loopback --port 0 --handler MODULE:NAME
 
 prints the URL on the first line of stdout and serves until killed.  The
 script is a JSON list of specs, see `from_spec`.
@@ -859,6 +860,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", help="JSON file: a list of response specs (see from_spec)")
     parser.add_argument("--cycle", action="store_true", help="repeat the script instead of running out")
     parser.add_argument("--log", help="append each received /v1/messages request as a JSON line")
+    parser.add_argument("--handler", metavar="MODULE:NAME",
+                        help="answer every request with NAME(body, index) -> Response from MODULE (instead of a script)")
     args = parser.parse_args(argv)
 
     specs: list[dict[str, Any]] = []
@@ -868,7 +871,12 @@ def main(argv: list[str] | None = None) -> int:
     responses = [from_spec(s) for s in specs]
 
     srv = LoopbackServer(args.host, args.port)
-    if args.cycle and responses:
+    if args.handler:
+        import importlib
+
+        module, _, name = args.handler.partition(":")
+        srv.handler = getattr(importlib.import_module(module), name)
+    elif args.cycle and responses:
         srv.handler = lambda _body, i: responses[i % len(responses)]
     else:
         srv.push(*responses)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.checkpoints import CheckpointError, Checkpoints, rewind
+from agent_tui.engine.checkpoints import CheckpointError, Checkpoints, HistoryDigest, history_digest, rewind
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.store import load_transcript, replay_events
 from tests.engine_helpers import make_session
@@ -173,3 +173,16 @@ def test_two_sessions_in_one_project_take_checkpoints_at_once_without_spoiling_t
     for checkpoints in (first, second):
         assert len(checkpoints.list()) == 5
         assert checkpoints.changes(checkpoints.list()[-1]) == ["a.py"]
+
+
+def test_a_checkpoint_digests_only_the_messages_new_since_the_last_one_and_gives_the_whole_dumps_digest():
+    digest = HistoryDigest()
+    history: list[dict] = []
+    for n in range(30):
+        history = [*history, {"role": "user" if n % 2 else "assistant", "content": [{"type": "text", "text": f"é {n}"}]}]
+        assert digest(history) == history_digest(history)
+    # A compaction or rewind replaces or drops messages: the shared prefix is kept, the rest hashed again.
+    replaced = [*history[:10], {"role": "user", "content": "summary"}, *history[11:]]
+    assert digest(replaced) == history_digest(replaced)
+    assert digest(history[:4]) == history_digest(history[:4])
+    assert digest([]) == history_digest([])

@@ -1,9 +1,11 @@
 """The history invariants of docs/architecture.md §3 and their repair."""
 
+from agent_tui.engine.memo import CheckState
 from agent_tui.engine.messages import (
     MISSING_RESULT,
     assistant_message,
     check_history,
+    check_history_since,
     ensure_tool_result_pairing,
     normalize_for_api,
     strip_thinking_signatures,
@@ -107,3 +109,23 @@ def test_strip_thinking_signatures_removes_thinking_blocks():
     history = [user_message("hi"),
                assistant_message([{"type": "thinking", "thinking": "hmm", "signature": "s"}, text_block("a")])]
     assert strip_thinking_signatures(history)[1]["content"] == [text_block("a")]
+
+
+def test_the_end_of_prompt_check_finds_what_the_whole_check_finds_looking_only_at_what_is_new():
+    state = CheckState()
+    history = [user_message("hi")]
+    for n in range(20):
+        history = [*history, assistant_message([text_block(f"turn {n}"), tool_use(f"t{n}")]),
+                   user_message([tool_result_block(f"t{n}", "ok")]), assistant_message([text_block("done")]),
+                   user_message(f"next {n}")]
+        assert check_history_since(history, state) == check_history(history) == []
+    assert len(state.messages) == len(history)
+    # A tool_use id reused far later, and a result that answers nothing: found as the whole check finds them.
+    broken = [*history, assistant_message([tool_use("t3")]), user_message([tool_result_block("t3", "x")])]
+    assert check_history_since(broken, state) == check_history(broken) != []
+    orphan = [*history, assistant_message([text_block("x")]), user_message([tool_result_block("nope", "x")])]
+    assert check_history_since(orphan, state) == check_history(orphan) != []
+    # An earlier message replaced (a compaction): checked again from there.
+    replaced = [*history[:3], user_message([tool_result_block("t9", "x")]), *history[4:]]
+    assert check_history_since(replaced, state) == check_history(replaced) != []
+    assert check_history_since(history, state) == []

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
+from .memo import common_prefix
 from .store import data_dir, project_slug
 
 # Files larger than this are left out of checkpoints (and so never restored nor deleted).
@@ -67,6 +68,30 @@ def history_digest(history: list[Any]) -> str:
     return hashlib.sha256(json.dumps(history, sort_keys=True, default=str).encode()).hexdigest()
 
 
+class HistoryDigest:
+    """`history_digest(history)` at the cost of the messages new since the last call: the hash's
+    state after each message of the last history is kept, and the prefix a history shares with it
+    (the same objects: complete messages are never changed, docs/architecture.md §3) is not hashed
+    again.  The JSON of a list is its items' JSON joined by ", " inside brackets, so the digest is
+    the same as hashing the whole dump."""
+
+    def __init__(self) -> None:
+        self._items: list[Any] = []
+        self._states = [hashlib.sha256(b"[")]
+
+    def __call__(self, history: list[Any]) -> str:
+        kept = common_prefix(self._items, history)
+        states = self._states[: kept + 1]
+        for n in range(kept, len(history)):
+            state = states[-1].copy()
+            state.update(((", " if n else "") + json.dumps(history[n], sort_keys=True, default=str)).encode())
+            states.append(state)
+        self._items, self._states = list(history), states
+        final = states[-1].copy()
+        final.update(b"]")
+        return final.hexdigest()
+
+
 class Checkpoints:
     def __init__(self, cwd: Path, session_id: str, *, root: Path | None = None,
                  max_file_bytes: int = MAX_FILE_BYTES) -> None:
@@ -77,6 +102,7 @@ class Checkpoints:
         self.git_dir = (root or data_dir() / "checkpoints") / project_slug(self.cwd)
         self.max_file_bytes = max_file_bytes
         self._list: list[Checkpoint] | None = None
+        self._digest = HistoryDigest()
         self.problem: str | None = None
 
     @property
@@ -142,7 +168,7 @@ class Checkpoints:
         """The checkpoint of a prompt about to run: the files now, the conversation before it."""
         checkpoints = self.list()
         commit = self.snapshot(f"before prompt {len(checkpoints) + 1}")
-        checkpoint = Checkpoint(len(checkpoints) + 1, prompt, commit, len(history), history_digest(history),
+        checkpoint = Checkpoint(len(checkpoints) + 1, prompt, commit, len(history), self._digest(history),
                                 time.time(), uuid=uuid)
         checkpoints.append(checkpoint)
         self._save()

@@ -75,6 +75,7 @@ class HistoryMemo:
         self.media_ok: PrefixMemo[bool] = PrefixMemo()  # images.check_images
         self.under_caps: PrefixMemo[bool] = PrefixMemo()  # the tool-result budget
         self.check = CheckState()
+        self.ended = CheckState()  # the history each prompt ends with (Session's end-of-prompt check)
         self._encoded: dict[str, EncodedMemo] = {}
 
     def encoded(self, provider: str) -> EncodedMemo:

@@ -120,6 +120,12 @@ def check_history(messages: list[Message]) -> list[str]:
     return _problems(_merged(messages), 0, set())
 
 
+def check_history_since(messages: list[Message], state: CheckState) -> list[str]:
+    """`check_history(messages)`, checking only from where `messages` departs from the
+    history `state` last found valid: the cost of what is new, not of the whole history."""
+    return _checked_problems(messages, state)
+
+
 def _pairing(message: Message) -> tuple[list[Any], list[Any]]:
     """A merged message's tool_use ids and tool_result ids, in block order."""
     content = message["content"]

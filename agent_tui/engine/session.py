@@ -57,7 +57,7 @@ from .memory import Memory, append_memory, load_memory, project_memory_file
 from .messages import (
     Message,
     blocks,
-    check_history,
+    check_history_since,
     ensure_tool_result_pairing,
     is_attachment,
     normalize_for_api,
@@ -1120,7 +1120,7 @@ class Session(FrontDoor):
         terminal = self._structured_output_kept(terminal)
         history = terminal.messages
         # Proportional to the history: in a worker thread, never on the event loop's (the TUI draws there).
-        if await asyncio.to_thread(check_history, history):
+        if await asyncio.to_thread(check_history_since, history, self._memo.ended):
             history = ensure_tool_result_pairing(history)
         self.history = history
         self.context_tracking = terminal.tracking

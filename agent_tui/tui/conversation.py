@@ -202,8 +202,9 @@ class Conversation:
         self.refresh_strip()
         if not event.parent_tool_use_id:
             await self._end_text_run()
-            # Made when the transcript mounts it (at once unless a session is loading or the view is far up).
-            await self.transcript.add(partial(ToolCall, record))
+            # Made when the transcript mounts it (soon unless a session is loading or the view is far up;
+            # the rows of a burst together: `add_soon`).
+            self.transcript.add_soon(partial(ToolCall, record))
 
     async def _on_tool_started(self, event: ev.ToolStarted) -> None:
         record = self.tool_records.get(event.tool_use_id)

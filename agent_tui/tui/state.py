@@ -8,6 +8,7 @@ disagree.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,6 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import shown_path
+
+# The rows of a burst (tool calls) are taken into the transcript and the timeline together, on one
+# grid of this period: each take lays the whole screen out again (docs/architecture.md §8).
+BURST_PERIOD = 0.1
+
+
+def burst_delay(last: float, now: float) -> float:
+    """Seconds from `now` to the first point of the burst grid at least `BURST_PERIOD` after `last`
+    (both on `time.monotonic()`), so that the transcript's take and the timeline's fall on one frame."""
+    return max(math.ceil((last + BURST_PERIOD) / BURST_PERIOD) * BURST_PERIOD - now, 0.0)
 
 
 class ToolStatus(StrEnum):

@@ -26,7 +26,11 @@ that load from elsewhere hits both alike, after one unmeasured start of each
   of 10, 150 and 500 turns, then five prompts, each answered with a short text: the
   CPU from Enter until the answer's last line is on screen and 0.3 s after, and
   the wall time to that line (medians of the five).  The sessions are written by
-  `sessions.py` in each program's own format.
+  `sessions.py` in each program's own format;
+- keys typed during a 300-tool run (`--only keys`): a prompt the server answers with Read
+  calls of small files in the project, five an answer, while a key is typed about every
+  0.1 s; each key's time from its write to the pty to the first output that draws it
+  (median, 99th percentile and maximum over all keys of all runs).
 """
 
 from __future__ import annotations
@@ -108,14 +112,17 @@ def _rss_mb() -> float:
 
 
 @contextlib.contextmanager
-def loopback(specs: list[dict], folder: Path) -> Iterator[str]:
-    """`python -m tests.loopback` serving `specs` in a cycle; its URL."""
+def loopback(specs: list[dict], folder: Path, *, handler: str | None = None) -> Iterator[str]:
+    """`python -m tests.loopback` serving `specs` in a cycle (or answering with `handler`,
+    "module:name", which reads `folder` from BENCH_FOLDER); its URL."""
     script = folder / "script.json"
     script.write_text(json.dumps(specs))
+    how = ["--handler", handler] if handler else ["--cycle", "--script", str(script)]
     server = subprocess.Popen(
-        [sys.executable, "-m", "tests.loopback", "--port", "0", "--cycle", "--script", str(script)],
+        [sys.executable, "-m", "tests.loopback", "--port", "0", *how],
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "BENCH_FOLDER": str(folder)},
     )
     try:
         assert server.stdout is not None
@@ -313,6 +320,8 @@ def turns_run(launch: Launcher, url: str, work: Path, history: int) -> dict[str,
             app.settle(0.3, 0.3)
             cpus.append(app.cpu() - cpu0)
             walls.append(t1 - t0)
+        print(f"    {history} turns: CPU per prompt " + " ".join(f"{c:.2f}" for c in cpus) + ", to the last line "
+              + " ".join(f"{w:.2f}" for w in walls), flush=True)
         return {f"turn_cpu_{history}": statistics.median(cpus), f"turn_wall_{history}": statistics.median(walls)}
 
 
@@ -335,6 +344,10 @@ def scale_side_by_side(programs: dict[str, Launcher], repeat: int, what: str) ->
             for name, launch in programs.items():
                 figures: dict[str, float] = {}
                 for turns in points:
+                    if n or name != next(iter(programs)):
+                        # A fresh session for each run: `-c` of the one the last run went on with
+                        # would open on that run's prompts, not on the stored session's last screen.
+                        prepare_sessions(works[turns], turns)
                     time.sleep(SETTLE)
                     if what == "resume":
                         figures.update(resume_run(launch, url, works[turns]))
@@ -343,6 +356,116 @@ def scale_side_by_side(programs: dict[str, Launcher], repeat: int, what: str) ->
                 runs[name].append(figures)
                 print(f"  run {n + 1} {name}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()), flush=True)
     return {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
+
+
+# The tool run of `--only keys`: Read calls of small files in the project, a few per answer.
+TOOL_CALLS = 300
+TOOLS_PER_REPLY = 5
+KEYS_DONE = "KEYS-DONE"
+# Keys typed while the tools run: each a character used once (nothing else on screen has
+# it, and an earlier key's echo redrawn is not taken for it), at about this interval.
+KEY_CHARS = [chr(0x4E00 + n) for n in range(3000)]
+KEY_INTERVAL = 0.1
+
+
+def tool_burst(body: dict, index: int):
+    """The loopback server's answer in `--only keys` (it runs in the server's process): Read calls
+    of `f000.py`..., `TOOLS_PER_REPLY` an answer, until `TOOL_CALLS` results are in the request,
+    then a text ending in `KEYS_DONE`.  A request without tools (a side request, such as a
+    title) gets a short text and is no part of the run."""
+    from tests.loopback import reply, text, tool_use
+
+    if not body.get("tools"):
+        return reply(text("Reading files"))
+    done = sum(1 for m in body.get("messages", []) if m.get("role") == "user" and isinstance(m.get("content"), list)
+               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+    if done >= TOOL_CALLS:
+        return reply(text(f"All {done} files read.\n\n{KEYS_DONE}\n"))
+    folder = Path(os.environ["BENCH_FOLDER"])
+    calls = range(done, min(done + TOOLS_PER_REPLY, TOOL_CALLS))
+    return reply(*(tool_use("Read", {"file_path": str(folder / f"f{n:03d}.py")}) for n in calls))
+
+
+def keys_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
+    """A prompt answered by `TOOL_CALLS` Read calls; a key typed every `KEY_INTERVAL` (with
+    jitter) until the final text is on screen, each timed from its write to the pty to the
+    first output that draws it.  Latencies in `keys` (all of them), wall and CPU of the run."""
+    rnd = random.Random(5)
+    with launch(url, work) as app:
+        app.first_paint()
+        app.settle(0.5)
+        app.submit("read the files")
+        since = len(app.output)
+        cpu0, t0 = app.cpu(), time.monotonic()
+        done = KEYS_DONE.encode()
+        app.settle(0.3, 0.3)
+        latencies: list[float] = []
+        for ch in KEY_CHARS:
+            if app.output.find(done, since) >= 0:
+                break
+            key, mark = ch.encode(), len(app.output)
+            typed = time.monotonic()
+            app.type(ch)
+            echoed = app.wait_for(lambda key=key, mark=mark: app.output.find(key, mark) >= 0, f"the echo of {ch!r}",
+                                  timeout=30.0)
+            latencies.append(echoed - typed)
+            pause_until = time.monotonic() + KEY_INTERVAL * rnd.uniform(0.5, 1.5)
+            while (left := pause_until - time.monotonic()) > 0:
+                app._read(left)
+        end = app.wait_text(done, since)
+        return {"keys": latencies, "tool_run": end - t0, "tool_run_cpu": app.cpu() - cpu0}  # type: ignore[dict-item]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def keys_side_by_side(programs: dict[str, Launcher], repeat: int) -> dict[str, dict[str, float]]:
+    """`--only keys`: each program in turn, run by run; every key of every run pooled."""
+    keys: dict[str, list[float]] = {name: [] for name in programs}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in programs}
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
+        work = Path(tmp)
+        for n in range(TOOL_CALLS):
+            (work / f"f{n:03d}.py").write_text("".join(f"def f{n}_{j}(x):\n    return x + {j}\n" for j in range(5)))
+        with loopback([], work, handler="tests.bench.bench_tui:tool_burst") as url:
+            for launch in programs.values():
+                warm_up(launch, url, work)
+            for n in range(repeat):
+                for name, launch in programs.items():
+                    time.sleep(SETTLE)
+                    figures = keys_run(launch, url, work)
+                    typed: list[float] = figures.pop("keys")  # type: ignore[assignment]
+                    keys[name] += typed
+                    runs[name].append(figures)
+                    print(f"  run {n + 1} {name}: {len(typed)} keys, median {statistics.median(typed) * 1000:.0f} ms, "
+                          f"p99 {_percentile(typed, 0.99) * 1000:.0f} ms, max {max(typed) * 1000:.0f} ms; tool run "
+                          f"{figures['tool_run']:.2f} s, CPU {figures['tool_run_cpu']:.2f} s", flush=True)
+    out = {}
+    for name, typed in keys.items():
+        out[name] = {"key_median": statistics.median(typed), "key_p99": _percentile(typed, 0.99), "key_max": max(typed),
+                     "keys": float(len(typed)),
+                     **{k: statistics.median(r[k] for r in runs[name]) for k in runs[name][0]}}
+    return out
+
+
+def keys_report(figures: dict[str, dict[str, float]]) -> str:
+    ours, theirs = figures["agent-tui"], figures.get("claude", {})
+    rows = [("measure", "agent-tui", "Claude Code", "ratio", "target")]
+    for key, name, target in (("key_median", "key to screen, median", ""),
+                              ("key_p99", "key to screen, 99th pct", "<= 50 ms"),
+                              ("key_max", "key to screen, max", ""),
+                              ("keys", "keys typed (all runs)", ""),
+                              ("tool_run", f"Enter to the end of {TOOL_CALLS} tools (s)", ""),
+                              ("tool_run_cpu", "CPU of the run (s)", "")):
+        value, other = ours[key], theirs.get(key)
+        fmt = (lambda v: f"{v * 1000:.0f} ms") if key.startswith("key_") else (lambda v: f"{v:.2f}")
+        verdict = ("meets" if value <= 0.05 else "MISSES") if key == "key_p99" else ""
+        rows.append((name, fmt(value), fmt(other) if other else "-", _ratio(value, other),
+                     f"{target} {verdict}".strip()))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
 
 
 def scale_report(figures: dict[str, dict[str, float]]) -> str:
@@ -426,10 +549,10 @@ def report(figures: dict[str, dict[str, float]], rows_wanted=BURST_ROWS) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bench_tui", description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per program (median reported)")
-    parser.add_argument("--only", choices=("pty", "steady", "session", "resume", "turns"), action="append",
+    parser.add_argument("--only", choices=("pty", "steady", "session", "resume", "turns", "keys"), action="append",
                         help="run only these parts")
     args = parser.parse_args(argv)
-    only = set(args.only or ("pty", "steady", "session", "resume", "turns"))
+    only = set(args.only or ("pty", "steady", "session", "resume", "turns", "keys"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}, {compile_agent(find_agent())}", flush=True)
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
@@ -456,6 +579,11 @@ def main(argv: list[str] | None = None) -> int:
             figures = scale_side_by_side(programs, args.repeat, what)
             print(f"\n{what}: medians of {args.repeat} runs each, in a 120x40 pty, one loopback server\n")
             print(scale_report(figures))
+    if "keys" in only:
+        figures = keys_side_by_side(programs, args.repeat)
+        print(f"\nkeys typed during a run of {TOOL_CALLS} Read calls ({TOOLS_PER_REPLY} an answer), one every "
+              f"~{KEY_INTERVAL * 1000:.0f} ms; all keys of {args.repeat} runs each, run times medians\n")
+        print(keys_report(figures))
     if "session" in only:
         with tempfile.TemporaryDirectory() as tmp:
             session_rss, latency = asyncio.run(long_session(Path(tmp)))

@@ -86,3 +86,26 @@ async def test_esc_at_a_permission_prompt_records_no_words_of_the_person(api, tm
         assert "you said" not in screen_text(app)
     resolved = [e for e in recorded if isinstance(e, ev.PermissionResolved)]
     assert resolved and resolved[0].feedback is None
+
+
+async def test_a_burst_of_tool_calls_shows_every_row_in_order_with_how_it_ended(api, tmp_path):
+    """The rows of a burst are mounted together (one layout for several rows, `add_soon`), and
+    a row mounted after its tool finished draws the record as it is then."""
+    for n in range(12):
+        (tmp_path / f"f{n:02d}.py").write_text("x = 1\n" * (n + 1))
+    calls = [tool_use("Read", {"file_path": str(tmp_path / f"f{n:02d}.py")}, id=f"toolu_read{n:02d}") for n in range(12)]
+    api.push(reply(*calls[:6]), reply(*calls[6:]), reply(text("Twelve files read.")))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(100, 60)) as pilot:
+        await pilot.press(*"read them", "enter")
+        await wait_until(pilot, finished(recorded))
+        await wait_until(pilot, lambda: "Twelve files read." in screen_text(app))
+        rows = [row for row in app.transcript.entries if isinstance(row, ToolCall)]
+        assert [row.record.tool_use_id for row in rows] == [f"toolu_read{n:02d}" for n in range(12)]
+        shown = screen_text(app)
+        for n in range(12):
+            line = next(line for line in shown.splitlines() if f"f{n:02d}.py" in line and "Read" in line)
+            assert f"{n + 1} line" in line, line
+        # The timeline took in every row too.
+        assert all(app.timeline.row_text(f"toolu_read{n:02d}") for n in range(12))
+        assert app.timeline.virtual_size.height == app.timeline.line_count

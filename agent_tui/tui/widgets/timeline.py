@@ -11,6 +11,7 @@ streaming, or run side by side, line up visibly.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from textual.content import Content
@@ -21,7 +22,7 @@ from textual.visual import Visual
 from textual.widget import Widget
 
 from ..safe_text import spell_hidden
-from ..state import ToolRecord, ToolStatus, TurnRecord, format_seconds
+from ..state import BURST_PERIOD, ToolRecord, ToolStatus, TurnRecord, burst_delay, format_seconds
 
 BAR_WIDTH = 10
 SPINNER = "◐◓◑◒"
@@ -163,6 +164,9 @@ class Timeline(ScrollView):
         self._back_to_newest = False
         # While a resumed session is replayed: rows are recorded, and drawn once at the end.
         self.loading = False
+        # Rows appended in a burst (tool calls) are taken into the pane's height together (`_grow`).
+        self._grown_at = float("-inf")
+        self._grow_pending = False
 
     def on_mount(self) -> None:
         self.border_title = "timeline"
@@ -208,8 +212,23 @@ class Timeline(ScrollView):
         self._lines.append(row)
         if self.loading:
             return
-        self.virtual_size = Size(0, len(self._lines))
-        self.refresh_line(len(self._lines) - 1)
+        if self._grow_pending:
+            return
+        # Each new height lays the whole screen out again: a burst's rows are taken in together.
+        now = time.monotonic()
+        if now - self._grown_at >= BURST_PERIOD:
+            self._grow()
+        else:
+            self._grow_pending = True
+            self.set_timer(burst_delay(self._grown_at, now), self._grow)
+
+    def _grow(self) -> None:
+        """Take in the rows appended since the last time (a new height lays the screen out again)."""
+        self._grow_pending = False
+        self._grown_at = time.monotonic()
+        if self.virtual_size.height != len(self._lines):
+            self.virtual_size = Size(0, len(self._lines))
+            self.refresh()
 
     def watch_virtual_size(self) -> None:
         self._follow_newest()

@@ -140,11 +140,14 @@ class ToolCall(Vertical, can_focus=True):
         self._progress: list[str] = []
         # Made again by the transcript (`remake`): as it was left, expanded or not.
         self._remade_expanded = expanded
+        # Composed and mounted: until then the record's changes wait for `on_mount`.
+        self._drawn = False
 
     def remake(self) -> Callable[[], ToolCall]:
         return partial(ToolCall, self.record, expanded=self.expanded)
 
     def on_mount(self) -> None:
+        self._drawn = True
         # Mounted after its record changed (made from data, or again): drawn as the record is now.
         if self._remade_expanded is not None:
             self._show_record_state()
@@ -157,9 +160,25 @@ class ToolCall(Vertical, can_focus=True):
         self.toggle()
 
     def compose(self) -> ComposeResult:
+        # The progress and feedback lines are mounted when first needed: most rows never have
+        # them, and every mounted widget is laid out again at each frame of a tool burst.
         yield ToolSummary(self._summary(), markup=False, classes="tool-summary")
-        yield Static("", markup=False, classes="tool-progress")
-        yield Static("", markup=False, classes="tool-feedback")
+
+    def _line(self, kind: str) -> Static:
+        """The row's progress or feedback line (`kind`), mounted the first time it is asked for."""
+        lines = self.query(f".tool-{kind}").results(Static)
+        line = next(lines, None)
+        if line is None:
+            line = Static("", markup=False, classes=f"tool-{kind}")
+            # In the order summary, progress, feedback, body.
+            progress = next(self.query(".tool-progress").results(Static), None) if kind == "feedback" else None
+            self.mount(line, after=progress or self.query_one(ToolSummary))
+        return line
+
+    def _hide_progress(self) -> None:
+        progress = next(self.query(".tool-progress").results(Static), None)
+        if progress is not None:
+            progress.display = False
 
     @property
     def has_output(self) -> bool:
@@ -167,11 +186,13 @@ class ToolCall(Vertical, can_focus=True):
 
     def refresh_record(self) -> None:
         """Redraw from the record after its status changed."""
+        if not self._drawn:
+            return  # mounted soon (a burst's rows come together): `on_mount` draws the record as it is then
         record = self.record
         self._show_record_state()
         if record.finished:
             self._progress.clear()
-            self.query_one(".tool-progress", Static).display = False
+            self._hide_progress()
             if isinstance(record.data.get("diff"), str) and record.status is ToolStatus.DONE and not self.expanded:
                 self.toggle()
             elif self._body is not None:
@@ -179,21 +200,24 @@ class ToolCall(Vertical, can_focus=True):
 
     def _show_record_state(self) -> None:
         record = self.record
-        for status in ToolStatus:
-            self.set_class(record.status is status, f"-{status}")
-        self.query_one(ToolSummary).update(self._summary())
+        # One style update for the change of status, not one per class.
+        self.update_classes({f"-{status}": record.status is status for status in ToolStatus})
+        # One line, as wide as the row whatever it says: drawn again without laying out the screen.
+        self.query_one(ToolSummary).update(self._summary(), layout=False)
         if record.feedback:
             # The person's own words, shown where they answered, not behind Ctrl+O.
-            feedback = self.query_one(".tool-feedback", Static)
+            feedback = self._line("feedback")
             feedback.update(Content.assemble(("  ⎿ you said: ", "$text-muted"), (record.feedback, "$text-warning")))
             feedback.display = True
         if record.finished:
-            self.query_one(".tool-progress", Static).display = False
+            self._hide_progress()
 
     def add_progress(self, text: str) -> None:
         self._progress.extend(text.splitlines())
         del self._progress[:-PROGRESS_LINES]
-        progress = self.query_one(".tool-progress", Static)
+        if not self._drawn:
+            return
+        progress = self._line("progress")
         progress.update("\n".join(f"  {line}" for line in self._progress))
         progress.display = True
 

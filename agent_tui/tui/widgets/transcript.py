@@ -33,10 +33,14 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ..state import BURST_PERIOD, burst_delay
 from ..warmup import warm_up
 
 # Lines kept mounted above and below the view (the rest is data until the view comes near).
 MARGIN = 80
+# Lines kept mounted above the view while it follows the end (each mounted entry is laid out again
+# at every frame that takes in new output; scrolling up mounts more as the view nears the edge).
+FOLLOW_MARGIN = 20
 # Lines from an edge of the mounted run at which the entries past it are mounted (well inside MARGIN,
 # so what is mounted is not unmounted at once).
 NEAR = MARGIN // 2
@@ -140,6 +144,9 @@ class Transcript(VerticalScroll, can_focus=True):
         self.loading = False
         # The widget to keep where it is on screen through the next arrangement, and its offset in the view.
         self._hold: tuple[Widget, int] | None = None
+        # Entries of `add_soon` not yet added, and when such a batch was last mounted.
+        self._soon: list[tuple[Widget | Make, object]] = []
+        self._soon_mounted = float("-inf")
 
     def compose(self) -> ComposeResult:
         yield NewOutputMarker(
@@ -161,6 +168,32 @@ class Transcript(VerticalScroll, can_focus=True):
     def add(self, *items: Widget | Make, tag: object = None) -> Awaitable[Any]:
         """Append entries (widgets, or ways to make them); await the result to know they are
         mounted.  Mounted only when the window reaches the end and no session is loading."""
+        if self._soon:
+            self._add_soon_now()
+        return self._add(*items, tag=tag)
+
+    def add_soon(self, item: Widget | Make, tag: object = None) -> None:
+        """Append an entry that may wait up to `BURST_PERIOD` to be added with the ones that
+        follow it (a tool row in a burst of tool calls: one layout for the batch, not one per
+        row).  The first of a burst is added at once; anything added with `add` meanwhile comes
+        after the ones waiting."""
+        now = time.monotonic()
+        # (Every mount lays the screen out again, and keys typed meanwhile wait for it.)
+        if self.loading or not self._soon and now - self._soon_mounted >= BURST_PERIOD:
+            self._soon_mounted = now
+            self._add(item, tag=tag)
+            return
+        if not self._soon:
+            self.set_timer(burst_delay(self._soon_mounted, now), self._add_soon_now)
+        self._soon.append((item, tag))
+
+    def _add_soon_now(self) -> None:
+        soon, self._soon = self._soon, []
+        self._soon_mounted = time.monotonic()
+        for tag in dict.fromkeys(tag for _, tag in soon):
+            self._add(*(item for item, t in soon if t is tag), tag=tag)
+
+    def _add(self, *items: Widget | Make, tag: object = None) -> Awaitable[Any]:
         at_end = self._hi == len(self._entries)
         new = [Entry(item, tag) for item in items]
         self._entries.extend(new)
@@ -179,6 +212,8 @@ class Transcript(VerticalScroll, can_focus=True):
         new = [Entry(item, tag) for item in items]
         if not new:
             return
+        if self._soon:
+            self._add_soon_now()
         mounted = self._mounted_entries()
         self._entries.extend(new)
         doomed = [w for entry in mounted if (w := entry.release()) is not None]
@@ -208,6 +243,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def prepend(self, older: Transcript) -> None:
         """Put the entries `older` recorded (the start of a resumed session) before these."""
+        if older._soon:
+            older._add_soon_now()
         count = len(older._entries)
         self._entries[0:0] = older._entries
         self._lo += count
@@ -227,6 +264,7 @@ class Transcript(VerticalScroll, can_focus=True):
             await widget.remove()
 
     async def clear_entries(self) -> None:
+        self._soon.clear()
         await self.remove_children(self.entries)
         self._entries.clear()
         self._lo = self._hi = 0
@@ -242,8 +280,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     @property
     def entry_count(self) -> int:
-        """Every entry of the session, mounted or not."""
-        return len(self._entries)
+        """Every entry of the session, mounted or not (and those of `add_soon` still waiting)."""
+        return len(self._entries) + len(self._soon)
 
     @property
     def window(self) -> tuple[int, int]:
@@ -382,7 +420,7 @@ class Transcript(VerticalScroll, can_focus=True):
         height = self.scrollable_content_region.height
         if not height:
             return
-        self._unmount_far(top - MARGIN, top + height + MARGIN)
+        self._unmount_far(top - (FOLLOW_MARGIN if self.following else MARGIN), top + height + MARGIN)
         if self._lo > 0 and (top < NEAR if not self.following else self.virtual_size.height <= height):
             # Following the end, what is above is mounted only until the view is full.
             self._mount_above()
