@@ -308,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if _first_frame_first(args, cwd):
         return _tui(args, prompt, settings, _session_start(args, cwd, settings, model))
+    if _last_screen_first(args, cwd):
+        start = _resumed_start(args, cwd, settings, model)
+        return start if isinstance(start, int) else _tui(args, prompt, settings, start)
     if args.print_mode:
         for problem in settings.problems:
             print(f"agent-tui: settings: {problem}", file=sys.stderr)
@@ -358,6 +361,49 @@ def _first_frame_first(args: argparse.Namespace, cwd: Path) -> bool:
     )
 
 
+def _last_screen_first(args: argparse.Namespace, cwd: Path) -> bool:
+    """Whether the full screen resumes a stored session (`-c`, `-r ID`) whose last screen it may
+    draw before the engine loads: nothing else can fail first and no question comes up first."""
+    resumes = args.continue_session or bool(args.resume)
+    return resumes and not (
+        args.print_mode or args.rewind_files is not None or args.mcp_config or (cwd / MCP_JSON).exists()
+    )
+
+
+def _resumed_start(args: argparse.Namespace, cwd: Path, settings: Settings,
+                   model: ModelClient) -> SessionStart | int:
+    """The stored session read (a missing one is an error before the full screen), and the session
+    that goes on with it made after its last screen is drawn (docs/architecture.md §8)."""
+    from .engine.store import SessionNotFound, find_session, load_transcript, project_dir
+    from .tui.start import SessionStart
+
+    try:
+        transcript = load_transcript(find_session(project_dir(cwd), args.resume or None))
+    except SessionNotFound as exc:
+        what = "continue" if args.continue_session else "resume"
+        print(f"agent-tui: cannot {what}: {exc} ({cwd})", file=sys.stderr)
+        return 1
+    for problem in transcript.problems:
+        print(f"agent-tui: {problem}", file=sys.stderr)
+
+    def build() -> tuple[Session, dict[str, dict]]:
+        built = build_session(args, cwd, settings, model)
+        if isinstance(built, int):  # (only --mcp-config fails here, and that start builds before the app)
+            raise RuntimeError("the MCP configuration is invalid")
+        session, pending = built
+        session.resume(fork=args.fork_session, loaded=transcript)
+        return session, pending
+
+    return SessionStart(cwd, settings, model, _start_mode(settings), transcript.session_id, build,
+                        resumed=transcript)
+
+
+def _start_mode(settings: Settings) -> str:
+    # The policy takes the merged defaultMode (the flag, the environment and the layers already applied).
+    mode = settings.permissions.get("defaultMode")
+    return mode if mode in PERMISSION_MODES else "default"
+
+
 def _tui(args: argparse.Namespace, prompt: str | None, settings: Settings, session: Session | SessionStart,
          mcp_json_pending: dict[str, dict] | None = None) -> int:
     from .tui.app import run_tui
@@ -403,9 +449,7 @@ def _session_start(args: argparse.Namespace, cwd: Path, settings: Settings, mode
             raise RuntimeError("the MCP configuration is invalid")
         return built
 
-    # The policy takes the merged defaultMode (the flag, the environment and the layers already applied).
-    mode = settings.permissions.get("defaultMode")
-    return SessionStart(cwd, settings, model, mode if mode in PERMISSION_MODES else "default", session_id, build)
+    return SessionStart(cwd, settings, model, _start_mode(settings), session_id, build)
 
 
 def _flag_problem(args: argparse.Namespace, prompt: str | None) -> int | None:

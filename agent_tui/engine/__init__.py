@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .permissions.policy import PermissionAnswer
     from .pricing import format_usd
     from .session import Result, Session, SessionOptions
-    from .store import SessionInfo, SessionNotFound, list_sessions, replay_events
+    from .store import SessionInfo, SessionNotFound, Transcript, list_sessions, replay_events
 
 __all__ = [
     "ATTACHMENT_CALL",
@@ -38,6 +38,7 @@ __all__ = [
     "Session",
     "SessionInfo",
     "SessionNotFound",
+    "Transcript",
     "SessionOptions",
     "Subscription",
     "Terminal",
@@ -66,6 +67,7 @@ _WHERE = {
     "SessionOptions": (".session", "SessionOptions"),
     # What `Session.resume()` raises for an id it cannot find.
     "SessionNotFound": (".store", "SessionNotFound"),
+    "Transcript": (".store", "Transcript"),
     # What `Session.subscribe()` returns.
     "Subscription": (".bus", "Subscription"),
     # How a query ended (print mode's result object is made from it).

@@ -547,9 +547,11 @@ class Session(FrontDoor):
 
     # ------------------------------------------------------------ persistence
 
-    def resume(self, session_id: str | None = None, *, fork: bool = False) -> Transcript:
+    def resume(self, session_id: str | None = None, *, fork: bool = False,
+               loaded: Transcript | None = None) -> Transcript:
         """Continue a stored session of this directory (the latest when `session_id`
-        is None; a unique id prefix is enough).  Raises `SessionNotFound`.
+        is None; a unique id prefix is enough), or the one `loaded` already read
+        (`store.load_transcript`).  Raises `SessionNotFound`.
 
         The history is repaired (`store.repair_history`) before use; the front end
         redraws the conversation from `store.replay_events(session.transcript)`.
@@ -557,7 +559,7 @@ class Session(FrontDoor):
         if self._running:
             raise RuntimeError("cannot resume while a turn is running")
         directory = self.store.directory if self.store is not None else project_dir(self.cwd)
-        transcript = load_transcript(find_session(directory, session_id))
+        transcript = loaded if loaded is not None else load_transcript(find_session(directory, session_id))
         store = TranscriptStore.reopen(transcript, self.cwd) if self.store is not None else None
         self.forked_from = None
         copied = False

@@ -137,6 +137,9 @@ class AgentApp(App[int], inherit_bindings=False):
         self._worked_ahead = False
         # A resumed session's warm-up (`warmup.py`) waits for its last screen.
         self._warm_up_held = False
+        # A resumed session's replayed events and where its last screen starts in them, once that screen
+        # is drawn before the engine loads (`_draw_resumed_tail`).
+        self._drawn_ahead: tuple[list, int] | None = None
         themes, self._problems = load_themes()
         for t in themes:
             self.register_theme(t)
@@ -235,6 +238,11 @@ class AgentApp(App[int], inherit_bindings=False):
         """Load the engine in a thread and make the session (unless given one); then the work
         ahead (`_work_ahead`), or, for a resumed session, that after its last screen."""
         if self.session is None:
+            if self._resuming():
+                try:
+                    await self._draw_resumed_tail()
+                except Exception as exc:  # the session is made all the same: a prompt still works
+                    self.say(f"Could not draw the resumed conversation: {exc}", kind="error")
             await asyncio.to_thread(self._start.load)
             try:
                 session, pending = self._start.build()
@@ -246,7 +254,19 @@ class AgentApp(App[int], inherit_bindings=False):
             self._work_ahead()
 
     def _resuming(self) -> bool:
-        return self.session is not None and self.session.transcript is not None and bool(self.session.history)
+        if self.session is None:
+            return self._start.resumed is not None and bool(self._start.resumed.history)
+        return self.session.transcript is not None and bool(self.session.history)
+
+    async def _draw_resumed_tail(self) -> None:
+        """A resumed session's last screen, from the transcript the command line read, before the
+        engine loads (docs/architecture.md §8): the conversation that draws it takes the session later."""
+        from ..engine import replay_events
+        from .conversation import Conversation
+
+        self.conversation = Conversation(self, None, lambda: self.clock(), self.refresh_header, cwd=self._start.cwd)
+        events = replay_events(self._start.resumed)
+        self._drawn_ahead = (events, await self._draw_last_screen(events))
 
     def _work_ahead(self) -> None:
         """Once: make the parts the first frame does not show (a permission request or the menu makes
@@ -280,7 +300,10 @@ class AgentApp(App[int], inherit_bindings=False):
         self.prompt_input.resource_mentions = self._resource_mentions
         self._mcp_json_pending = dict(mcp_json_pending)
         self._bridge = Bridge(session, self)
-        self.conversation = Conversation(self, session, lambda: self.clock(), self.refresh_header)
+        if self._drawn_ahead is None:
+            self.conversation = Conversation(self, session, lambda: self.clock(), self.refresh_header)
+        else:
+            self.conversation.session = session  # (it drew the last screen before the session was made)
         self.refresh_header()
         gauge = self.gauge
         gauge.context_window = session.context_window
@@ -799,8 +822,12 @@ class AgentApp(App[int], inherit_bindings=False):
         """Rebuild the view of a resumed session from its stored events, as data: the last
         prompts first, their screen mounted and drawn at once; then the rest, put in front of them.
         The loop is handed back every `REPLAY_SLICE`, so keys typed meanwhile are taken."""
-        from .conversation import Conversation
+        split = await self._draw_last_screen(events)
+        self._work_ahead()
+        await self._load_earlier(events, split)
 
+    async def _draw_last_screen(self, events: list) -> int:
+        """Mount and draw the last prompts of `events`; where they start in it."""
         starts = [n for n, event in enumerate(events) if type(event).__name__ == "UserMessage"]
         split = starts[-TAIL_PROMPTS] if len(starts) > TAIL_PROMPTS else 0
         transcript, timeline = self.transcript, self.timeline
@@ -817,7 +844,12 @@ class AgentApp(App[int], inherit_bindings=False):
             # of the loop, and each would otherwise wait for a slice of the loading (docs/architecture.md §8).
             await mounted
             await transcript.tail_drawn()
-        self._work_ahead()
+        return split
+
+    async def _load_earlier(self, events: list, split: int) -> None:
+        """Load `events[:split]` (what comes before the last screen) in front of the transcript."""
+        from .conversation import Conversation
+
         if split:
             older = Conversation(self, self.session, lambda: self.clock(), self.refresh_header,
                                  history_of=self.conversation)
@@ -843,7 +875,11 @@ class AgentApp(App[int], inherit_bindings=False):
     async def _replay_resumed(self) -> None:
         if self._resuming():
             try:
-                await self.load_history(self.session.replay_events())
+                if self._drawn_ahead is not None:
+                    self._work_ahead()
+                    await self._load_earlier(*self._drawn_ahead)
+                else:
+                    await self.load_history(self.session.replay_events())
             finally:
                 self._work_ahead()  # (done already, unless the load failed before its last screen)
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")

@@ -13,14 +13,14 @@ import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import Static
 
-from ..engine import Session
 from ..engine import events as ev
 from ..tools.websearch import describe_server_block
 from .mentions import Prompt
@@ -32,6 +32,9 @@ from .widgets.thinking import ThinkingBlock
 from .widgets.timeline import Timeline, TimelineStrip
 from .widgets.tool_call import ToolCall
 from .widgets.transcript import Notice, Transcript, UserPrompt
+
+if TYPE_CHECKING:
+    from ..engine import Session
 
 # Suffixes for the widgets of a tool_use id seen twice (a misbehaving server).
 _REPEATS = itertools.count(2)
@@ -45,14 +48,17 @@ class Conversation:
     def __init__(
         self,
         app: App[Any],
-        session: Session,
+        session: Session | None,
         clock: Callable[[], float],
         refresh_header: Callable[[], None],
         *,
         history_of: Conversation | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self._app = app
+        # None while a resumed session's last screen is drawn before the engine loads (`cwd` given then).
         self.session = session
+        self._cwd = cwd
         self.clock = clock
         self._refresh_header = refresh_header
         # Looked up once: handlers and the ticker run until the very end of the app.
@@ -87,6 +93,14 @@ class Conversation:
         # The request being retried, as its retry notice says; shown on the activity line until the
         # answer comes (or the turn ends), never left in the transcript.
         self._retrying: str | None = None
+
+    @property
+    def cwd(self) -> Path:
+        return self.session.cwd if self.session is not None else self._cwd or Path.cwd()
+
+    @property
+    def running(self) -> bool:
+        return self.session is not None and self.session.running
 
     def take_history(self, older: Conversation) -> None:
         """Put what `older` loaded (the start of a resumed session) before what this one shows."""
@@ -187,7 +201,7 @@ class Conversation:
         record = ToolRecord(
             tool_use_id=event.tool_use_id,
             name=event.name,
-            summary=display_summary(event.summary, event.input, self.session.cwd),
+            summary=display_summary(event.summary, event.input, self.cwd),
             input=event.input,
             queued_at=self.clock(),
             turn=self._turn,
@@ -247,7 +261,7 @@ class Conversation:
             record.duration = event.usage.get("duration_ms", 0) / 1000
             record.is_error = event.status != "completed"
             self.refresh_tool(record)
-        if self.session.running:
+        if self.running:
             await self.transcript.add(Notice(f"{event.summary}; the model reads its report at its next turn.",
                                              kind="info"))
         else:
@@ -348,7 +362,8 @@ class Conversation:
             await self.transcript.add(partial(Notice, event.error, kind="error"))
         self.permission.drop_settled()
         self.show_queued()
-        if self.session.background_agents.pending and not self.queued and not event.terminal_reason.startswith("abort"):
+        reports = self.session is not None and self.session.background_agents.pending
+        if reports and not self.queued and not event.terminal_reason.startswith("abort"):
             self._app.deliver_notifications()  # a report that came after the turn's last tool results
 
     async def _on_settings_changed(self, event: ev.ModeChanged | ev.ModelChanged) -> None:
@@ -444,7 +459,7 @@ class Conversation:
         return call if call.record is record else None
 
     def activity(self) -> str:
-        if not self.session.running:
+        if not self.running:
             return "idle"
         if self.compacting is not None:
             return "compacting"
@@ -467,12 +482,12 @@ class Conversation:
 
     def tick(self) -> None:
         moving = self.timeline.tick() if self.timeline.display else False
-        if self.timeline_strip.display and self.session.running:
+        if self.timeline_strip.display and self.running:
             self.timeline_strip.refresh()
-        if self.session.running or moving:
+        if self.running or moving:
             gauge = self.gauge
             gauge.activity = self.activity()
-            if self.session.running:
+            if self.running:
                 gauge.output_tokens = self._output_base + self._stream_chars // 4
             gauge.refresh()
         if self.compacting is not None:
@@ -482,7 +497,7 @@ class Conversation:
 
     def show_queued(self) -> None:
         widget = self._queued_view
-        waiting = list(self.queued) if self.session.running else []
+        waiting = list(self.queued) if self.running else []
         widget.display = bool(waiting)
         lines = [f"⏳ queued: {p.text.strip().splitlines()[0][:200]}" for p in waiting]
         widget.update("\n".join(lines))

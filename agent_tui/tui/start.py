@@ -5,7 +5,9 @@ the tools, the permission policy, hooks and the transcript store: about a fifth 
 what start-up would cost).  A `SessionStart` carries what that frame shows (model,
 directory, permission mode, session id) and a `build` that makes the session once the
 frame is out: the app loads the engine in a thread meanwhile, so keys typed early wait
-in the input, and a prompt sent early runs when the session is there.
+in the input, and a prompt sent early runs when the session is there.  A resumed
+session's transcript is read before the app (`resumed`): the app draws its last screen
+from it, then loads the engine and makes the session that goes on with it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..engine import ModelClient, Session
+    from ..engine import ModelClient, Session, Transcript
 
 
 # The session, and the `.mcp.json` servers nobody approved or rejected yet (the app asks).
@@ -42,6 +44,8 @@ class SessionStart:
     build: Callable[[], Built]
     # Runs in a thread while the first frame is on screen.
     load: Callable[[], None] = load_engine
+    # A stored session `build` resumes, already read: its last screen is drawn before the engine loads.
+    resumed: Transcript | None = None
 
     @classmethod
     def of(cls, session: Session, settings: Settings) -> SessionStart:

@@ -227,6 +227,24 @@ def test_a_project_with_an_mcp_json_builds_the_session_before_the_first_frame(tm
         assert not cli._first_frame_first(parse(argv), tmp_path), argv
 
 
+def test_a_full_screen_resume_reads_the_stored_session_before_the_app_and_the_engine_after(tmp_path, capsys):
+    """`-c` and `-r ID` draw the last screen before the engine loads (docs/architecture.md §8); what must
+    be settled before the full screen (a print run, --rewind-files, an MCP question) still builds first."""
+    from agent_tui import cli
+    from agent_tui.config import Settings
+
+    parse = cli.build_parser().parse_args
+    for argv in (["-c"], ["--continue", "a prompt"], ["-r", "some-id"], ["-c", "--fork-session"]):
+        assert cli._last_screen_first(parse(argv), tmp_path), argv
+    for argv in ([], ["-r"], ["-p", "-c", "hi"], ["-c", "--rewind-files", "x"], ["-c", "--mcp-config", "{}"]):
+        assert not cli._last_screen_first(parse(argv), tmp_path), argv
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {}}')
+    assert not cli._last_screen_first(parse(["-c"]), tmp_path)
+    # Nothing to continue: said on the terminal before any full screen, as before.
+    assert cli._resumed_start(parse(["-c"]), tmp_path, Settings(), None) == 1
+    assert "agent-tui: cannot continue" in capsys.readouterr().err
+
+
 def test_the_front_end_asks_textual_for_finer_frame_ticks_unless_the_user_set_them():
     probe = (
         "import os, agent_tui.tui, textual.constants as c; "

@@ -158,3 +158,50 @@ async def test_a_resumed_session_draws_its_last_screen_before_loading_the_rest_a
         assert app.transcript.entry_count >= 4 * TURNS and app.prompt_input.text == "жук"
         app.transcript.scroll_home()  # (Home itself moves the cursor of the input, which has text)
         await wait_until(pilot, lambda: first_prompt(SESSION) in screen_text(app))
+
+
+async def test_the_command_lines_resume_draws_the_last_screen_before_the_engine_loads_then_goes_on(api, tmp_path):
+    """`agent-tui -c` reads the stored session before the app; the app draws its last screen from it,
+    then loads the engine and makes the session, which goes on with the whole history."""
+    from agent_tui.cli import _resumed_start, build_parser
+    from agent_tui.config import Settings
+    from tests.loopback import reply
+
+    write_session(tmp_path, SESSION, TURNS)
+    model = AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test")
+    start = _resumed_start(build_parser().parse_args(["-c"]), tmp_path, Settings(), model)
+    assert start.resumed is not None and start.session_id == SESSION
+    app = AgentApp(start)
+    # When the engine began to load (a thread) and when the session was made (on the loop).
+    at_load: list[tuple[bool, int]] = []
+    at_build: list[str] = []
+    load, build = start.load, start.build
+
+    def noting_load():
+        at_load.append((app.session is None, app.transcript.entry_count))
+        load()
+
+    def noting_build():
+        at_build.append(screen_text(app))
+        return build()
+
+    start.load, start.build = noting_load, noting_build
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: "Resumed session 33333333" in screen_text(app) and not app.history_loading,
+                         timeout=30)
+        # Only the last prompts had been replayed when the engine began to load, and they were on screen.
+        assert at_load[0][0] and 0 < at_load[0][1] < 4 * TURNS
+        assert f"LAST-PROMPT {TURNS - 1}" in at_build[0] and "Then it waits for the next prompt." in at_build[0]
+        # The session goes on with the stored one: its id, the whole history, the whole transcript.
+        assert app.session.session_id == SESSION and len(app.session.history) == 4 * TURNS
+        assert app.transcript.entry_count >= 4 * TURNS
+        app.transcript.scroll_home()
+        await wait_until(pilot, lambda: first_prompt(SESSION) in screen_text(app))
+        # The next prompt is sent with the history before it.
+        api.push(reply("next answer"))
+        for key in "go on":
+            app.post_message(events.Key("space" if key == " " else key, key))
+        await wait_until(pilot, lambda: app.prompt_input.text == "go on")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(api.requests) == 1, timeout=30)
+        assert len(api.requests[0].body["messages"]) == 4 * TURNS + 1
