@@ -20,10 +20,12 @@ from .paths import data_dir_problem
 # The engine (session, loop, tools, permissions) is imported where it is used: the
 # full-screen app draws its first frame before it loads (`tui.start.SessionStart`).
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .engine.models.base import ModelClient
     from .engine.permissions.policy import PermissionPolicy
     from .engine.session import Session, SessionOptions
-    from .engine.store import SessionInfo
+    from .engine.store import SessionInfo, Transcript
     from .tui.start import SessionStart
 
 
@@ -248,7 +250,7 @@ def describe_sessions(sessions: list[SessionInfo], limit: int = 20) -> str:
 
 def resume_session(session: Session, args: argparse.Namespace) -> int | None:
     """Load the conversation `-c` / `-r` asks for into `session`; an exit status on failure."""
-    from .engine.store import SessionNotFound, list_sessions
+    from .engine.store import list_sessions
 
     session_id = args.resume or None
     if args.resume == "":
@@ -262,15 +264,23 @@ def resume_session(session: Session, args: argparse.Namespace) -> int | None:
             return 2
         # The app opens on its session picker (/resume).
         return None
+    loaded = _stored(lambda: session.resume(session_id, fork=args.fork_session), args, session.cwd)
+    return loaded if isinstance(loaded, int) else None
+
+
+def _stored(load: Callable[[], Transcript], args: argparse.Namespace, cwd: Path) -> Transcript | int:
+    """`load()`'s stored session, its problems said on stderr; 1 when there is none to go on with."""
+    from .engine.store import SessionNotFound
+
     try:
-        transcript = session.resume(session_id, fork=args.fork_session)
+        transcript = load()
     except SessionNotFound as exc:
         what = "continue" if args.continue_session else "resume"
-        print(f"agent-tui: cannot {what}: {exc} ({session.cwd})", file=sys.stderr)
+        print(f"agent-tui: cannot {what}: {exc} ({cwd})", file=sys.stderr)
         return 1
     for problem in transcript.problems:
         print(f"agent-tui: {problem}", file=sys.stderr)
-    return None
+    return transcript
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -374,17 +384,12 @@ def _resumed_start(args: argparse.Namespace, cwd: Path, settings: Settings,
                    model: ModelClient) -> SessionStart | int:
     """The stored session read (a missing one is an error before the full screen), and the session
     that goes on with it made after its last screen is drawn (docs/architecture.md §8)."""
-    from .engine.store import SessionNotFound, find_session, load_transcript, project_dir
+    from .engine.store import find_session, load_transcript, project_dir
     from .tui.start import SessionStart
 
-    try:
-        transcript = load_transcript(find_session(project_dir(cwd), args.resume or None))
-    except SessionNotFound as exc:
-        what = "continue" if args.continue_session else "resume"
-        print(f"agent-tui: cannot {what}: {exc} ({cwd})", file=sys.stderr)
-        return 1
-    for problem in transcript.problems:
-        print(f"agent-tui: {problem}", file=sys.stderr)
+    transcript = _stored(lambda: load_transcript(find_session(project_dir(cwd), args.resume or None)), args, cwd)
+    if isinstance(transcript, int):
+        return transcript
 
     def build() -> tuple[Session, dict[str, dict]]:
         built = build_session(args, cwd, settings, model)
