@@ -49,6 +49,16 @@ async def _send(pilot, prompt: str) -> None:
     await pilot.press(*prompt, "enter")
 
 
+async def _prompt_armed(pilot, app, clock, prompt: str) -> None:
+    """`prompt` sent, its permission prompt up and armed (`a` too), the clock moved on."""
+    await _prepare(pilot)
+    await _send(pilot, prompt)
+    await wait_until(pilot, lambda: app.permission.current is not None)
+    await wait_armed(pilot, app, always=True)
+    clock.now += 0.7
+    await pilot.pause(0.2)
+
+
 def _records(app, status: str, *ids: str):
     def check() -> bool:
         return all(app.conversation.tool_records.get(i) is not None and app.conversation.tool_records[i].status == status for i in ids)
@@ -210,12 +220,7 @@ def test_permission_prompt_at_size(snap_compare, api, project, size):
     app, clock = _app(api, project)
 
     async def run_before(pilot) -> None:
-        await _prepare(pilot)
-        await _send(pilot, "use an f-string in greet")
-        await wait_until(pilot, lambda: app.permission.current is not None)
-        await wait_armed(pilot, app, always=True)
-        clock.now += 0.7
-        await pilot.pause(0.2)
+        await _prompt_armed(pilot, app, clock, "use an f-string in greet")
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 

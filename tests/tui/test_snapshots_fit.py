@@ -7,8 +7,8 @@ import pytest
 
 from tests.loopback import reply, text, tool_use
 
-from .helpers import screen_text, wait_armed, wait_until
-from .test_snapshots import USAGE, _app, _prepare, _send, usage_out
+from .helpers import screen_text, wait_until
+from .test_snapshots import USAGE, _app, _prepare, _prompt_armed, _send, usage_out
 
 SUMMARY = (
     "Done. Here is what changed:\n\n"
@@ -92,11 +92,6 @@ def test_an_edit_prompt_shows_its_changed_lines_and_its_answers_at_size(snap_com
     app, clock = _app(api, project)
 
     async def run_before(pilot) -> None:
-        await _prepare(pilot)
-        await _send(pilot, "widen the middle shapes")
-        await wait_until(pilot, lambda: app.permission.current is not None)
-        await wait_armed(pilot, app, always=True)
-        clock.now += 0.7
-        await pilot.pause(0.2)
+        await _prompt_armed(pilot, app, clock, "widen the middle shapes")
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
