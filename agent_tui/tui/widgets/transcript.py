@@ -484,6 +484,21 @@ class Transcript(VerticalScroll, can_focus=True):
         if widget.is_attached and widget.outer_size.height:
             self._hold = (widget, widget.virtual_region.y - round(self.scroll_y))
 
+    def _mark_grown_entries(self) -> None:
+        """Name to the stream layout every entry whose own children asked for a layout.
+
+        The stream layout re-measures entries from the first one the screen lists as changed and
+        keeps the placements of those above it.  The screen lists an entry when the entry itself
+        asks for a layout, but not when only something inside it did (a tool row's diff mounted,
+        its summary redrawn) and that request reached the screen first in the frame: then, if an
+        entry below it changed too (the answer streaming), the row kept its old height (an
+        expanded row drawn as its summary line alone).  An entry is known to hold a change when
+        the screen has it among the widgets whose layout may have changed."""
+        pending = getattr(self.screen, "_layout_widgets", None)
+        if not pending or not pending.get(self):
+            return  # nothing listed for the transcript: the layout measures every entry anyway
+        pending[self].update(widget for widget in pending if widget.parent is self)
+
     def arrange(self, size: Size, optimal: bool = False) -> Any:
         # The compositor anchors this frame's scroll offset to the end using `container_size`,
         # which it updates only after the layout pass: when the transcript has just shrunk (a
@@ -492,6 +507,7 @@ class Transcript(VerticalScroll, can_focus=True):
         if not optimal:
             self._container_size = Size(size.width + self.scrollbar_size_vertical,
                                         size.height + self.scrollbar_size_horizontal)
+        self._mark_grown_entries()
         arrangement = super().arrange(size, optimal)
         hold = self._hold
         if hold is None:
