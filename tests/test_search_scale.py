@@ -4,7 +4,6 @@ as few tokens as Claude Code's, and a data folder that cannot keep sessions refu
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import subprocess
@@ -150,20 +149,40 @@ async def test_a_glob_naming_an_ignored_folder_lists_it_and_other_globs_still_sk
     # A file ignored by name stays out even though the pattern matches it.
     build = await run(GlobTool(), {"pattern": "build/*.py"}, ctx)
     assert build.content == "No files found"
+    # The repository's rules are not read for a folder git ignores (Claude Code applies none),
+    # and still are for one it does not.
+    assert await glob_module._parent_args(root / "node_modules") == ["--no-ignore-parent"]
+    assert await glob_module._parent_args(root / "build") == []
 
 
 @pytest.mark.parametrize("pattern", ["**/*.py", "src/*.{py,md}", "**/[a-s]*.py", "*", "**", "s?c/**",
-                                     "**/deep/*", "node_modules/**", "a**b/*.py"])
+                                     "**/deep/*", "node_modules/**", "a**b/*.py", "*/*.py", "{src,docs}/*",
+                                     "**/{app,readme}.*", "src/**", "**/[!a]*.py", "**/x,y.py", "*/**/*.md"])
 async def test_the_ripgrep_prefilter_lists_exactly_what_the_glob_matches(tmp_path, monkeypatch, pattern):
     root = project(tmp_path)
     (root / "src" / "notes.md").write_text("x")
     (root / "axxb").mkdir()
     (root / "axxb" / "q.py").write_text("x")
+    (root / "src" / "x,y.py").write_text("x")
+    (root / "logs").mkdir()
+    (root / "logs" / ".gitignore").write_text("*\n!.gitignore\n")
+    (root / "logs" / "run.log").write_text("x")
     ctx = ToolContext(cwd=root)
     fast = await run(GlobTool(), {"pattern": pattern}, ctx)
-    monkeypatch.setattr(glob_module, "_gitignore_lines", lambda pattern: [])
+    monkeypatch.setattr(glob_module, "_rg_filter", lambda pattern, folder: glob_module._RgFilter([], exact=False))
     exact = await run(GlobTool(), {"pattern": pattern}, ctx)
     assert sorted(fast.content.splitlines()) == sorted(exact.content.splitlines())
+
+
+async def test_whitelist_lines_of_a_gitignore_add_no_file_the_pattern_does_not_match(tmp_path):
+    root = project(tmp_path)
+    (root / "logs").mkdir()
+    (root / "logs" / ".gitignore").write_text("*\n!.gitignore\n")
+    (root / ".gitignore").write_text("node_modules/\nbuild/gen.py\n!*.md\n")
+    listed = await run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=root))
+    assert sorted(listed.content.splitlines()) == ["secrets/deep/more.py", "secrets/key.py", "src/app.py", "top.py"]
+    hidden = await run(GlobTool(), {"pattern": "**/.gitignore"}, ToolContext(cwd=root))
+    assert sorted(hidden.content.splitlines()) == [".gitignore", "logs/.gitignore"]
 
 
 async def test_ignore_files_above_the_search_root_apply_as_ripgrep_reads_them(tmp_path):
@@ -268,10 +287,3 @@ def test_a_data_folder_that_cannot_keep_sessions_is_a_start_up_error(tmp_path, e
     assert done.stdout == ""
     assert "agent-tui: " in done.stderr and ("HOME" in done.stderr or "data folder" in done.stderr)
     assert not any(tmp_path.rglob("*.jsonl"))
-
-
-def test_glob_prefilter_files_are_removed(tmp_path):
-    before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
-    asyncio.run(run(GlobTool(), {"pattern": "**/*.py"}, ToolContext(cwd=project(tmp_path))))
-    after = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
-    assert not [name for name in after - before if name.startswith("agent-tui-glob-")]

@@ -8,9 +8,10 @@ import heapq
 import os
 import queue
 import re
-import tempfile
+import shutil
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,10 @@ _MAX_BRACE_EXPANSIONS = 64
 # ripgrep walks in one thread: its parallel walk cost 1.2-1.6x the CPU on a 2-core machine, and the
 # other core stats what it has listed so far (docs/architecture.md §4).
 _RG_THREADS = ["--threads", "1"]
+# The file type a pattern's file name part becomes; a name that ripgrep's type syntax reads
+# otherwise (`,` and `:` separate definitions, `\\` escapes) is matched here instead.
+_TYPE = "agentglob"
+_TYPE_GLOB = re.compile(r"(?:[^\[\],:\\{}\n\r]|\[!?[^\[\]/\n\r!^][^\[\]/\n\r]*\])+")
 
 DESCRIPTION = f"""\
 - Fast file pattern matching tool that works with any codebase size.
@@ -107,11 +112,12 @@ async def _list(newest: _Newest, base: Path, pattern: str, folder: str, ctx: Too
         return None
     # The pattern's literal leading folders are the walk's root, so a pattern naming an ignored
     # folder (`node_modules/**/*.js`) lists it, as Claude Code does.
-    with _prefilter(pattern) as ignore_file:
-        if not ignore_file:  # a pattern ripgrep could not be told is matched here
-            newest.match = glob_regex(pattern).fullmatch
-        run = await run_rg(["--files", "--hidden", "--glob", "!.git", *_RG_THREADS, *_parents(base / folder),
-                            *ignore_file, folder or "."], base, ctx.abort, sink=newest.feed)
+    told = _rg_filter(pattern, folder)
+    if not told.exact:  # ripgrep lists more than the pattern matches
+        newest.match = glob_regex(pattern).fullmatch
+    parents = await _parent_args(base / folder)
+    run = await run_rg(["--files", "--hidden", "--glob", "!.git", *_RG_THREADS, *parents, *told.args,
+                        *([folder] if folder else [])], base, ctx.abort, sink=newest.feed)
     if run.aborted:
         return ToolResult("Interrupted by user", is_error=True)
     if run.returncode not in (0, 1) and not newest.fed:
@@ -196,9 +202,9 @@ class _Newest:
         """Add the modification times (ns) and absolute paths of the listed files to show."""
         root, match, denied = self.root, self.match, self.denied
         if match is None:
-            block = [root + line.removeprefix("./") for line in lines if line]
+            block = [root + line for line in lines if line]
         else:
-            block = [root + rel for line in lines if (rel := line.removeprefix("./")) and match(rel)]
+            block = [root + line for line in lines if line and match(line)]
         if denied is not None:
             block = [path for path in block if not denied(path)]
         stat = os.stat
@@ -221,29 +227,46 @@ def _printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-@contextlib.contextmanager
-def _prefilter(pattern: str) -> Iterator[list[str]]:
-    """ripgrep's arguments that leave out most files the pattern cannot match, as the walk goes.
+@dataclass(frozen=True, slots=True)
+class _RgFilter:
+    """How ripgrep is told the pattern: its arguments, and whether it then lists exactly the
+    files the pattern matches (else each listed path is matched here too)."""
 
-    Not `--glob`: its whitelists override .gitignore, so ignored files would be listed.  An
-    ignore file of ripgrep's ranks below the repository's own, so "ignore everything, except
-    folders and the pattern" narrows the walk and .gitignore still wins.  The pattern is
-    translated only where gitignore's `*`, `?`, `[...]` and `**` mean what the glob's do (its
-    `{a,b}` become one line each), so what ripgrep lists is what the pattern matches; one that
-    does not translate gets no prefilter and is matched here instead.
+    args: list[str]
+    exact: bool
+
+
+def _rg_filter(pattern: str, folder: str) -> _RgFilter:
+    """ripgrep's arguments that leave out, as it walks, the files the pattern cannot match.
+
+    The pattern's file name part becomes a file type of ripgrep's (`--type-add`): a type has
+    the last word on a file after the ignore files have spoken, so `.gitignore` still wins and
+    its whitelist lines (`!.gitignore`) add nothing, which neither `--glob` (a whitelist that
+    overrides `.gitignore`) nor an ignore file of ripgrep's (ranked below the repository's)
+    gives.  Its folders part becomes `--max-depth` where its depth is fixed; only folders of
+    `**` need no match here.  `{a,b}` is expanded first (at most 64 alternatives).
     """
-    lines = _gitignore_lines(pattern)
-    if not lines:
-        yield []
-        return
-    fd, path = tempfile.mkstemp(prefix="agent-tui-glob-", suffix=".ignore")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(["*", "!*/", *("!" + line for line in lines)]) + "\n")
-        yield ["--ignore-file", path]
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    alternatives = _expand_braces(pattern)
+    if alternatives is None:
+        return _RgFilter([], exact=False)
+    prefix = "/" + folder + "/" if folder else "/"
+    splits = [alt.removeprefix(prefix).split("/") for alt in alternatives]
+    folders = {tuple(parts[:-1]) for parts in splits}
+    names = {parts[-1] for parts in splits}
+    any_depth = "**" in names or any("**" in part for parts in folders for part in parts)
+    exact = all(part == "**" for parts in folders for part in parts) and (any_depth or folders == {()})
+    args: list[str] = []
+    if not any_depth and len({len(parts) for parts in folders}) == 1:
+        args += ["--max-depth", str(len(next(iter(folders))) + 1)]
+    if any("**" in name for name in names) and names != {"**"}:
+        return _RgFilter(args, exact=False)  # `a**b` crosses folders
+    if "*" in names or "**" in names:
+        return _RgFilter(args, exact=exact)  # any file name
+    if not all(_TYPE_GLOB.fullmatch(name) for name in names):
+        return _RgFilter(args, exact=False)
+    for name in sorted(names):
+        args += ["--type-add", f"{_TYPE}:{name}"]
+    return _RgFilter([*args, "--type", _TYPE], exact=exact)
 
 
 def _parents(root: Path) -> list[str]:
@@ -262,22 +285,50 @@ def _parents(root: Path) -> list[str]:
     return ["--no-ignore-parent"]
 
 
-def _gitignore_lines(pattern: str) -> list[str]:
-    """`pattern` (anchored, `{a,b}` alternations) as gitignore lines, or [] when it has a
-    character gitignore reads otherwise."""
-    if any(c in pattern for c in "\\\n\r#!") or pattern != pattern.strip():
-        return []
-    if any("**" in part and part != "**" for part in pattern.split("/")):
-        return []  # gitignore reads `a**b` as `a*b`; the glob lets it cross folders
+async def _parent_args(root: Path) -> list[str]:
+    """ripgrep's options for the folders above `root`: none are read for a folder git ignores.
+
+    A pattern naming an ignored folder lists it as Claude Code does, whose Glob runs with
+    `--no-ignore`: the rules of the repository above are not applied inside it, which spares
+    ripgrep joining every path to the root's absolute path (docs/architecture.md §4).
+    """
+    parents = _parents(root)
+    if parents or not await _git_ignores(root):
+        return parents
+    return ["--no-ignore-parent"]
+
+
+async def _git_ignores(folder: Path) -> bool:
+    """git ignores `folder` (by its ignore files; the index is not read, as ripgrep does not)."""
+    git = shutil.which("git")
+    if git is None:
+        return False
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            git, "check-ignore", "-q", "--no-index", "--", str(folder), cwd=folder,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    except OSError:
+        return False
+    try:
+        return await proc.wait() == 0
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
+
+def _expand_braces(pattern: str) -> list[str] | None:
+    """`pattern`'s `{a,b}` alternations expanded, or None when there are too many or they do
+    not balance."""
     expanded = [pattern]
     for _ in range(_MAX_BRACE_EXPANSIONS):
         more = [alt for p in expanded for alt in _expand_once(p)]
         if more == expanded:
-            return expanded if all("{" not in p and "}" not in p for p in expanded) else []
+            return expanded if all("{" not in p and "}" not in p for p in expanded) else None
         expanded = more
         if len(expanded) > _MAX_BRACE_EXPANSIONS:
-            return []
-    return []
+            return None
+    return None
 
 
 def _expand_once(pattern: str) -> list[str]:
