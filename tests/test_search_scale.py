@@ -109,6 +109,30 @@ def test_the_joined_deny_regex_answers_as_each_rule_does(tmp_path):
             assert denied(path) == pattern.matches(path, False), (content, path)
 
 
+def test_a_block_of_found_paths_skips_the_deny_regex_only_when_no_path_in_it_is_covered(tmp_path):
+    contents = ["./secrets/**", "**/.env", "build/", "./secrets", "./vault/", "*.key", "src/**/gen_*.py", "//etc/**",
+                "a/*/c", "./x/**/y/", "**", "./a/b/**/*.key", "**/b/c"]
+    real = os.path.realpath(tmp_path)
+    rels = ["secrets", "secrets/a", "secrets/deep/b.py", "src/.env", ".env", "build", "build/x.py", "vault",
+            "vault/k", "k.key", "src/x/gen_2.py", "a/b/c", "a/b/c/d", "x/p/y/z", "x/y", "q.py", "b/c", "c/d.key"]
+    roots = [real, f"{real}/a", f"{real}/a/b", f"{real}/src", f"{real}/secrets", f"{real}/x/p", "/etc", "/"]
+    for content in contents:
+        denied = PermissionPolicy(cwd=tmp_path, deny=[f"Read({content})"]).read_deny_check(tmp_path)
+        assert denied is not None
+        for root in roots:
+            folder = root.rstrip("/") + "/"
+            for rel in rels:
+                if denied(folder + rel):
+                    assert denied.may_cover(folder, rel), (content, root, rel)
+                    assert denied.may_cover(folder, "\n".join(["q.py", rel, "z"])), (content, root, rel)
+    # The rules of a session that guards secrets pass over a block of ordinary source unchecked.
+    denied = PermissionPolicy(cwd=tmp_path, deny=["Read(./secrets/**)", "Read(**/.env)"]).read_deny_check(tmp_path)
+    assert denied is not None
+    assert not denied.may_cover(real + "/", "src/app.py\nsrc/pkg/mod.py\ndocs/secrets.md")
+    assert denied.may_cover(real + "/", "src/app.py\nsecrets/key.py")
+    assert denied.may_cover(real + "/", "src/app.py\nsrc/.env")
+
+
 @settings(max_examples=300, deadline=None)
 @given(glob=st.lists(st.sampled_from(["a", "b", "/", ".", "*", "?", "**/", "[ab]", "[!a]"]), max_size=6).map("".join),
        path=st.text("ab/.", max_size=8))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -52,6 +52,19 @@ class ToolResult:
 
 
 @runtime_checkable
+class ReadDenyCheck(Protocol):
+    """The session's Read deny rules, as search tools apply them to what they find."""
+
+    def __call__(self, path: str) -> bool:
+        """A rule covers `path` (absolute and resolved)."""
+        ...
+
+    def may_cover(self, root: str, names: str) -> bool:
+        """A rule may cover one of `names` (paths relative to the folder `root`, which ends in a
+        separator, one a line); False lets a search keep them all without checking each."""
+        ...
+
+
 class EditorFiles(Protocol):
     """Files as the editor driving the session holds them (an ACP client's `fs/*` methods,
     docs/architecture.md §8): Read, Write, Edit and MultiEdit go through it, so the model sees and
@@ -81,7 +94,7 @@ class ToolContext:
     # True for a path a Read deny rule covers: search and listing tools leave it out of their results.
     # It takes an absolute, resolved path (as a walk from a resolved root yields them) and makes no
     # system call; None when no rule could deny anything.
-    read_denied: Callable[[str], bool] | None = None
+    read_denied: ReadDenyCheck | None = None
     # The model the query is using when the tool runs (the fallback model after a fallback).
     model: str = ""
     # Other directories the session works in (additionalDirectories, /add-dir): writable in the Bash sandbox.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import heapq
 import os
-import queue
 import re
 import shutil
 import threading
@@ -17,6 +17,7 @@ from typing import Any
 
 from agent_tui.tools.base import (
     Progress,
+    ReadDenyCheck,
     ReadOnlyTool,
     ToolContext,
     ToolResult,
@@ -24,7 +25,7 @@ from agent_tui.tools.base import (
     resolve_path,
 )
 from agent_tui.tools.globs import glob_to_regex
-from agent_tui.tools.grep import find_rg, run_rg
+from agent_tui.tools.grep import MAX_OUTPUT_BYTES, find_rg, run_rg
 
 MAX_RESULTS = 100
 TRUNCATED_NOTE = "(Results are truncated. Consider using a more specific path or pattern.)"
@@ -34,6 +35,8 @@ _MAX_BRACE_EXPANSIONS = 64
 # ripgrep walks in one thread: its parallel walk cost 1.2-1.6x the CPU on a 2-core machine, and the
 # other core stats what it has listed so far (docs/architecture.md §4).
 _RG_THREADS = ["--threads", "1"]
+# ripgrep's output pipe (Linux lets a process grow its own to 1 MB): it seldom waits on the stats.
+_PIPE_BYTES = 1 << 20
 # The file type a pattern's file name part becomes; a name that ripgrep's type syntax reads
 # otherwise (`,` and `:` separate definitions, `\\` escapes) is matched here instead.
 _TYPE = "agentglob"
@@ -106,7 +109,7 @@ class GlobTool(ReadOnlyTool):
 
 
 async def _list(newest: _Newest, base: Path, pattern: str, folder: str, ctx: ToolContext) -> ToolResult | None:
-    """Hand `newest` the files under `base` that `pattern` matches; an error result if that failed."""
+    """Have `newest` take the files under `base` that `pattern` matches; an error result if that failed."""
     if find_rg() is None:
         newest.add(await asyncio.to_thread(_python_glob, base, pattern))
         return None
@@ -117,69 +120,67 @@ async def _list(newest: _Newest, base: Path, pattern: str, folder: str, ctx: Too
         newest.match = glob_regex(pattern).fullmatch
     parents = await _parent_args(base / folder)
     run = await run_rg(["--files", "--hidden", "--glob", "!.git", *_RG_THREADS, *parents, *told.args,
-                        *([folder] if folder else [])], base, ctx.abort, sink=newest.feed)
+                        *([folder] if folder else [])], base, ctx.abort, stdout=newest.stdout)
     if run.aborted:
         return ToolResult("Interrupted by user", is_error=True)
-    if run.returncode not in (0, 1) and not newest.fed:
+    if run.returncode not in (0, 1) and not await newest.fed():
         return ToolResult(f"Glob failed: {run.stderr.strip()}", is_error=True)
     return None
 
 
 class _Newest:
-    """The newest of the files ripgrep lists, stat'd in a thread of their own while it still walks.
+    """The newest of the files ripgrep lists, read from its pipe and stat'd in a thread of their
+    own while it still walks.
 
-    Each block of whole lines from ripgrep's output is matched (when ripgrep could not be told
-    the pattern), checked against the Read deny rules and stat'd in one worker thread, which
-    picks the newest `MAX_RESULTS` once ripgrep is done.  Paths stay `str` with undecodable bytes
-    as surrogates, so the stat names the exact file.
+    The thread reads whatever ripgrep has written so far in one call (no event-loop round trip per
+    block of its output), matches the lines (when ripgrep could not be told the pattern), checks
+    them against the Read deny rules, stats them and picks the newest `MAX_RESULTS` once ripgrep
+    is done.  Paths stay `str` with undecodable bytes as surrogates, so the stat names the exact
+    file.
     """
 
-    def __init__(self, root: str, denied: Callable[[str], bool] | None) -> None:
+    def __init__(self, root: str, denied: ReadDenyCheck | None) -> None:
         self.root = root
         self.denied = denied
         self.match: Callable[[str], object] | None = None
-        self.fed = False
-        self._tail = b""
-        self._closed = False
+        self._found: list[str] = []
+        self._read, self._write = os.pipe()
+        with contextlib.suppress(AttributeError, OSError):  # room for ripgrep to run ahead of the stats
+            fcntl.fcntl(self._write, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         self._loop = asyncio.get_running_loop()
-        self._done: asyncio.Future[tuple[list[tuple[int, str]], int]] = self._loop.create_future()
-        self._queue: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+        self._done: asyncio.Future[tuple[list[tuple[int, str]], int, bool]] = self._loop.create_future()
         threading.Thread(target=self._run, name="glob-stat", daemon=True).start()
 
-    def feed(self, chunk: bytes) -> None:
-        self.fed = True
-        data = self._tail + chunk
-        cut = data.rfind(b"\n") + 1
-        self._tail = data[cut:]
-        if cut:
-            lines = os.fsdecode(data[:cut]).split("\n")
-            lines.pop()
-            self._queue.put(lines)
+    @property
+    def stdout(self) -> int:
+        """The pipe's end that ripgrep writes its listing to."""
+        return self._write
 
     def add(self, paths: list[str]) -> None:
-        """Absolute paths found without ripgrep (already matched)."""
-        self._queue.put([p.removeprefix(self.root) for p in paths])
+        """Absolute paths found without ripgrep (already matched); before `close`."""
+        self._found = [p.removeprefix(self.root) for p in paths]
 
     def close(self) -> None:
         """No more paths: the thread ends once it has done those it has."""
-        if self._tail:
-            self.feed(b"\n")
-        if not self._closed:
-            self._closed = True
-            self._queue.put(None)
+        if self._write >= 0:
+            os.close(self._write)
+            self._write = -1
+
+    async def fed(self) -> bool:
+        """ripgrep listed something."""
+        return (await self._done)[2]
 
     async def result(self) -> tuple[list[str], int]:
         """The newest `MAX_RESULTS` (absolute, newest first, then by path) and how many there were."""
         self.close()
-        best, count = await self._done
+        best, count, _ = await self._done
         return [_printable(path) for _, path in best], count
 
     def _run(self) -> None:
         times: list[int] = []
         paths: list[str] = []
         try:
-            while (lines := self._queue.get()) is not None:
-                self._stat(lines, times, paths)
+            fed = self._read_all(times, paths)
             if len(paths) > MAX_RESULTS:  # tuples only for the newest
                 oldest = heapq.nlargest(MAX_RESULTS, times)[-1]
                 best = sorted((-t, p) for t, p in zip(times, paths, strict=True) if t >= oldest)[:MAX_RESULTS]
@@ -188,7 +189,26 @@ class _Newest:
         except BaseException as exc:  # handed to the waiting coroutine
             self._settle(self._done.set_exception, exc)
         else:
-            self._settle(self._done.set_result, (best, len(paths)))
+            self._settle(self._done.set_result, (best, len(paths), fed))
+
+    def _read_all(self, times: list[int], paths: list[str]) -> bool:
+        """Stat every whole line ripgrep writes, until it is done; whether it wrote any."""
+        read, fd, tail, size = os.read, self._read, b"", 0
+        try:
+            while size < MAX_OUTPUT_BYTES and (chunk := read(fd, _PIPE_BYTES)):
+                size += len(chunk)
+                data = tail + chunk if tail else chunk
+                cut = data.rfind(b"\n") + 1
+                tail = data[cut:]
+                if cut:
+                    self._stat(os.fsdecode(data[:cut - 1]), times, paths)
+        finally:
+            os.close(fd)  # past the limit, ripgrep's next write fails and it stops
+        if tail:
+            self._stat(os.fsdecode(tail), times, paths)
+        if self._found:
+            self._stat("\n".join(self._found), times, paths)
+        return size > 0
 
     def _settle(self, setter: Callable[[Any], object], value: object) -> None:
         def settle() -> None:
@@ -198,14 +218,15 @@ class _Newest:
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
             self._loop.call_soon_threadsafe(settle)
 
-    def _stat(self, lines: list[str], times: list[int], paths: list[str]) -> None:
-        """Add the modification times (ns) and absolute paths of the listed files to show."""
+    def _stat(self, names: str, times: list[int], paths: list[str]) -> None:
+        """Add the modification times (ns) and absolute paths of the listed files (relative to the
+        root, one a line) to show."""
         root, match, denied = self.root, self.match, self.denied
         if match is None:
-            block = [root + line for line in lines if line]
+            block = [root + line for line in names.split("\n") if line]
         else:
-            block = [root + line for line in lines if line and match(line)]
-        if denied is not None:
+            block = [root + line for line in names.split("\n") if line and match(line)]
+        if denied is not None and denied.may_cover(root, names):
             block = [path for path in block if not denied(path)]
         stat = os.stat
         try:

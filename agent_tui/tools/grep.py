@@ -67,11 +67,11 @@ class RgRun:
     aborted: bool = False
 
 
-async def run_rg(args: list[str], cwd: Path, abort: asyncio.Event,
-                 sink: Callable[[bytes], None] | None = None) -> RgRun:
+async def run_rg(args: list[str], cwd: Path, abort: asyncio.Event, *, stdout: int | None = None) -> RgRun:
     """Run ripgrep with `args`; stop it when `abort` is set or the caller is cancelled.
 
-    With `sink`, each chunk of its output goes there as it comes (the result's stdout is empty).
+    With `stdout` (a pipe's write end), ripgrep's output goes there for the caller to read (the
+    result's stdout is empty).
     """
     rg = find_rg()
     if rg is None:
@@ -82,19 +82,18 @@ async def run_rg(args: list[str], cwd: Path, abort: asyncio.Event,
         *args,
         cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE if stdout is None else stdout,
         stderr=asyncio.subprocess.PIPE,
     )
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stderr is not None
     chunks: list[bytes] = []
 
     async def read_stdout() -> None:
+        if proc.stdout is None:
+            return
         size = 0
         while chunk := await proc.stdout.read(1 << 16):
-            if sink is None:
-                chunks.append(chunk)
-            else:
-                sink(chunk)
+            chunks.append(chunk)
             size += len(chunk)
             if size >= MAX_OUTPUT_BYTES:
                 proc.kill()

@@ -34,7 +34,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -53,6 +53,7 @@ from ..hooks import HookOutcome, hook_label
 from .rules import (
     PATH_TOOLS,
     SAFE_ENV_VARS,
+    PathPattern,
     PathTarget,
     Rule,
     WorkingDirs,
@@ -133,6 +134,41 @@ class SettingsLayer(NamedTuple):
     base_dir: Path | None = None
     # The settings file, so a rule can be removed from it; None for flags.
     path: Path | None = None
+
+
+class ReadDenyRules:
+    """Read deny rules over the absolute, resolved paths a search finds (`tools.base.ReadDenyCheck`).
+
+    Every rule is joined into one regex, one match per path; `may_cover` first passes over a whole
+    block of a walk's output with substring tests, as a covered path lies in the rule's folder and
+    holds its pattern's literal run (docs/architecture.md §4).
+    """
+
+    def __init__(self, patterns: list[PathPattern]) -> None:
+        self._hints = [(pattern.root.rstrip(os.sep) + os.sep, pattern.literal) for pattern in patterns]
+        if os.sep == "/":
+            self._covered = re.compile("|".join(f"(?:{pattern.file_regex()})" for pattern in patterns)).fullmatch
+        else:
+            self._patterns = patterns
+
+    def __call__(self, path: str) -> bool:
+        if os.sep == "/":
+            return self._covered(path) is not None
+        return any((path.startswith(root) or path == pattern.root) and pattern.matches(path, False)
+                   for pattern, (root, _) in zip(self._patterns, self._hints, strict=True))
+
+    def may_cover(self, root: str, names: str) -> bool:
+        lines = "\n" + names
+        for folder, literal in self._hints:
+            if root.startswith(folder):  # the walk is in the rule's folder: the literal must show
+                head = root[len(folder):]
+                if literal in head or literal in names or any(
+                        head.endswith(literal[:k]) and "\n" + literal[k:] in lines for k in range(1, len(literal))):
+                    return True
+            elif folder.startswith(root):  # the rule's folder is in the walk: a name must lead there
+                if "\n" + folder[len(root):].rstrip(os.sep) in lines:
+                    return True
+        return False
 
 
 class PermissionPolicy:
@@ -319,7 +355,7 @@ class PermissionPolicy:
         env = self._env(cwd)
         return [Path(d) for d in env.dirs]
 
-    def read_deny_check(self, cwd: Path | None = None) -> Callable[[str], bool] | None:
+    def read_deny_check(self, cwd: Path | None = None) -> ReadDenyRules | None:
         """A test for the files a search found, or None when no Read deny rule names a path.
 
         Glob and Grep get their paths from ripgrep's walk, which follows no symlinks below a
@@ -334,19 +370,8 @@ class PermissionPolicy:
         patterns = []
         for entry, rule in rules:
             base = str(entry.base_dir) if entry.base_dir is not None else str(env.cwd)
-            pattern = path_pattern(rule.content, base_dir=base, cwd=str(env.cwd), home=env.home)
-            patterns.append((pattern, pattern.root.rstrip(os.sep) + os.sep))
-        if os.sep == "/":  # every rule in one regex: one call per path
-            covered = re.compile("|".join(f"(?:{pattern.file_regex()})" for pattern, _ in patterns)).fullmatch
-            return lambda path: covered(path) is not None
-
-        def denied(path: str) -> bool:
-            for pattern, prefix in patterns:
-                if (path.startswith(prefix) or path == pattern.root) and pattern.matches(path, False):
-                    return True
-            return False
-
-        return denied
+            patterns.append(path_pattern(rule.content, base_dir=base, cwd=str(env.cwd), home=env.home))
+        return ReadDenyRules(patterns)
 
     def read_denied(self, path: str, *, cwd: Path | None = None) -> bool:
         """A Read deny rule covers `path` (relative to the working directory): tools must not show it."""
