@@ -173,6 +173,10 @@ async def test_a_glob_naming_an_ignored_folder_lists_it_and_other_globs_still_sk
     # A file ignored by name stays out even though the pattern matches it.
     build = await run(GlobTool(), {"pattern": "build/*.py"}, ctx)
     assert build.content == "No files found"
+    # A folder whose name reads like an option is still a folder.
+    (root / "-v").mkdir()
+    (root / "-v" / "opt.py").write_text("x")
+    assert (await run(GlobTool(), {"pattern": "-v/*.py"}, ctx)).content == "-v/opt.py"
     # The repository's rules are not read for a folder git ignores (Claude Code applies none),
     # and still are for one it does not.
     assert await glob_module._parent_args(root / "node_modules") == ["--no-ignore-parent"]

@@ -120,7 +120,7 @@ async def _list(newest: _Newest, base: Path, pattern: str, folder: str, ctx: Too
         newest.match = glob_regex(pattern).fullmatch
     parents = await _parent_args(base / folder)
     run = await run_rg(["--files", "--hidden", "--glob", "!.git", *_RG_THREADS, *parents, *told.args,
-                        *([folder] if folder else [])], base, ctx.abort, stdout=newest.stdout)
+                        *(["--", folder] if folder else [])], base, ctx.abort, stdout=newest.stdout)
     if run.aborted:
         return ToolResult("Interrupted by user", is_error=True)
     if run.returncode not in (0, 1) and not await newest.fed():
