@@ -209,3 +209,40 @@ def test_a_memo_returns_the_same_objects_for_the_messages_two_requests_share():
     second = normalize_for_api([*shared, *history(4)[-2:]], memo)
     assert len(second) == len(first) + 2
     assert all(a is b for a, b in zip(first, second, strict=False))
+
+
+async def test_a_history_prepared_ahead_is_not_serialised_again_by_the_next_prompt(api, tmp_path, monkeypatch):
+    """A resumed session's history is prepared in a thread before its first prompt
+    (`Session.prepare_history`): that prompt's body is joined from the pieces made then."""
+    monkeypatch.setattr(body_module, "CHUNK_BYTES", 16 * 1024)
+    first = messages_session(api, tmp_path)
+    assert (await first.submit("read the parts")).reason is TerminalReason.COMPLETED
+    await first.aclose()
+    api.push(reply("Again."))
+    session = make_session(api.url, tmp_path, prompt_caching=True)
+    session.history = list(first.history)
+    bodies: list[tuple[int, body_module.Body]] = []
+    join = body_module.join_body
+
+    def recording(*args: Any, **kwargs: Any) -> body_module.Body:
+        bodies.append((threading.get_ident(), join(*args, **kwargs)))
+        return bodies[-1][1]
+
+    monkeypatch.setattr(body_module, "join_body", recording)
+    warming = session.prepare_history()
+    assert warming is not None
+    await warming
+    terminal = await session.submit("once more")
+
+    assert terminal.reason is TerminalReason.COMPLETED, terminal.error
+    (ahead_thread, ahead), (_, sent) = bodies
+    assert ahead_thread != threading.get_ident()
+    raw = api.requests[-1].raw
+    assert raw == dumps(api.requests[-1].body) and raw.startswith(message_prefix(bytes(ahead)))
+    shared = len(message_prefix(bytes(ahead)))
+    end = 0
+    for n, chunk in enumerate(sent.chunks):
+        end += len(chunk)
+        if end <= shared:
+            assert chunk is ahead.chunks[n], f"chunk {n} of the history was made again by the prompt"
+    assert end > 2 * body_module.CHUNK_BYTES

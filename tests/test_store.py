@@ -140,6 +140,45 @@ def test_sync_appends_new_messages_and_truncates_rewritten_ones(data_dir, tmp_pa
     assert load_transcript(store.path).messages == compacted
 
 
+def test_results_cleared_in_place_are_written_as_the_changed_messages_alone(data_dir, tmp_path):
+    """Old tool results cleared (microcompact) change messages early in a long history: only
+    those are written again, and loading and replaying give the history as it is now."""
+    store = TranscriptStore(tmp_path, "cleared")
+    store.record_event(ev.UserMessage(text="go"))
+    history = [user_message("go"), *tool_turn("t1"), *tool_turn("t2"), assistant_message([text_block("done")])]
+    store.sync(history)
+    finish(store)
+    cleared = list(history)
+    cleared[2] = user_message([tool_result_block("t1", "[Old tool result content cleared]")])
+    store.sync([*cleared, user_message("next")])
+    store.close()
+
+    records = [json.loads(line) for line in store.path.read_text().splitlines()]
+    transcript = load_transcript(store.path)
+
+    assert [(r["type"], r.get("at")) for r in records if r["type"] in ("replace", "truncate")] == [("replace", 2)]
+    assert [r["type"] for r in records].count("message") == len(history) + 1
+    assert transcript.messages == [*cleared, user_message("next")]
+    reopened = TranscriptStore.reopen(transcript, tmp_path)
+    assert reopened.messages == transcript.messages
+    shown = [e.text for e in replay_events(transcript) if isinstance(e, ev.TextDelta)]
+    assert shown == ["Reading.", "Reading.", "done"]
+
+
+def test_a_rewritten_history_of_other_messages_is_truncated_and_written_again(data_dir, tmp_path):
+    store = TranscriptStore(tmp_path, "other")
+    history = [user_message("a"), *tool_turn("t1"), assistant_message([text_block("b")])]
+    store.sync(history)
+    changed = [user_message("a"), assistant_message([text_block("summary")]), *history[2:]]
+    store.sync(changed)
+    store.close()
+
+    records = [json.loads(line) for line in store.path.read_text().splitlines()]
+
+    assert {"type": "truncate", "keep": 1} in records
+    assert load_transcript(store.path).messages == changed
+
+
 # ---------------------------------------------------------------- repair
 
 

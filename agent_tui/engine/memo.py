@@ -75,6 +75,9 @@ class HistoryMemo:
         self.media_ok: PrefixMemo[bool] = PrefixMemo()  # images.check_images
         self.under_caps: PrefixMemo[bool] = PrefixMemo()  # the tool-result budget
         self.check = CheckState()
+        # Microcompact's copy of each message it clears, by the original's identity (with the
+        # blocks cleared): a request and the warm-up ahead of it get the same object.
+        self.cleared: dict[int, tuple[Any, tuple[int, ...], Any]] = {}
         self.ended = CheckState()  # the history each prompt ends with (Session's end-of-prompt check)
         self._encoded: dict[str, EncodedMemo] = {}
 

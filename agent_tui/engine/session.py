@@ -50,7 +50,7 @@ from .hooks import DEFAULT_TIMEOUT as DEFAULT_HOOK_TIMEOUT
 from .hooks import HookCallback, HookCommand, HookRunner, context_text, hook_label
 from .loop.attempts import RetryPolicy
 from .loop.executor import ExecutorOptions, PermissionDenial
-from .loop.query import QueryParams, Terminal, TerminalReason, query
+from .loop.query import QueryParams, Terminal, TerminalReason, query, warm_request
 from .loop.subagent import run_subagent
 from .memo import HistoryMemo
 from .memory import Memory, append_memory, load_memory, project_memory_file
@@ -196,6 +196,8 @@ class Session(FrontDoor):
         self.tool_state: dict[str, Any] = {"background_shells": self._background_shells}
         # Each history message's API form and JSON, made once across the session's requests.
         self._memo = HistoryMemo()
+        # `prepare_history` filling the memo in a worker thread; the next prompt waits for it.
+        self._warming: asyncio.Future[None] | None = None
         self._watcher: ReadStateWatcher | None = None
         self._init_totals()
         # Last usage and autocompact failures, valid for `_tracked_history` only.
@@ -1080,6 +1082,32 @@ class Session(FrontDoor):
         self.bus.publish(ev.Notice(kind="error", message=text))
         return replace(terminal, reason=TerminalReason.MAX_STRUCTURED_OUTPUT_RETRIES, error=text)
 
+    def prepare_history(self) -> asyncio.Future[None] | None:
+        """Do now, in a worker thread, what the next prompt's first request and its end would do
+        to the whole history (each step's result and JSON per message, the history's check: the
+        memo, engine/memo.py), so that prompt costs what its own messages do.  For a resumed
+        session, whose first prompt would otherwise work through all of it; between prompts (the
+        next one waits for this).  None when there is nothing to do."""
+        if self._running or self._warming is not None or not self.history:
+            return None
+        history = list(self.history)
+        params = self._query_params([*history, user_message("(the next prompt)")], {}, {})
+
+        def warm() -> None:
+            warm_request(params)
+            check_history_since(history, self._memo.ended)
+
+        warming = self._warming = asyncio.ensure_future(asyncio.to_thread(warm))
+        # A failed warm-up costs the first prompt its time, nothing else: it is not reported.
+        warming.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return warming
+
+    async def _warmed(self) -> None:
+        warming, self._warming = self._warming, None
+        if warming is not None:
+            with contextlib.suppress(Exception):
+                await warming
+
     async def _run(self, prompt: str | list[dict[str, Any]], queued: bool, prompt_id: str) -> Terminal:
         self._abort = asyncio.Event()
         self.tool_state.pop(STRUCTURED_STATE, None)
@@ -1107,6 +1135,7 @@ class Session(FrontDoor):
                 if self.store is not None:
                     self.store.sync(self.history)  # a history given or replaced since the last prompt
                 self._persist(messages[-1])
+                await self._warmed()
             terminal = dropped or await query(self._query_params(messages, usage, by_model))
         except Exception as exc:
             # A bug in the loop must not lose the conversation: keep what was valid.

@@ -9,6 +9,10 @@ artefacts go in the folder `<session id>/` beside it.  Records, one per line,
     message   one history message, in order
     truncate  the history was rewritten (compaction, repair): keep the first
               `keep` messages; the `message` records after it continue from there
+    replace   one earlier message changed in place (`at`, its index; `message`): old tool
+              results cleared or shortened, thinking signatures stripped.  Only the changed
+              messages are written, not everything after the first of them (a 500-turn
+              history's results cleared once would otherwise be written whole again)
     event     a notable bus event (`Event.to_dict()`; no text deltas)
 
 Durability: a record is one unbuffered write, so it is in the operating
@@ -110,6 +114,24 @@ def _dumps(record: dict[str, Any]) -> bytes:
     return (valid_utf8(text) + "\n").encode("utf-8")
 
 
+def _changed_in_place(old: list[Message], history: list[Message], start: int) -> list[int] | None:
+    """Where `history` differs from `old` from `start` on, when it is `old` (and maybe more) with
+    some messages changed in place, each keeping its role and its blocks' kinds; None when it is
+    not (a compaction or a rewind)."""
+    if len(history) < len(old):
+        return None
+    changed = [at for at in range(start, len(old)) if old[at] is not history[at] and old[at] != history[at]]
+    for at in changed:
+        before, after = old[at], history[at]
+        if before.get("role") != after.get("role") or _kinds(before) != _kinds(after):
+            return None
+    return changed
+
+
+def _kinds(message: Message) -> list[Any]:
+    return [b.get("type") for b in blocks(message)]
+
+
 # ---------------------------------------------------------------- writing
 
 
@@ -199,6 +221,13 @@ class TranscriptStore:
         limit = min(len(old), len(history))
         while keep < limit and (old[keep] is history[keep] or old[keep] == history[keep]):
             keep += 1
+        old[:keep] = history[:keep]  # equal messages become the same objects: the next sync compares in C
+        changed = _changed_in_place(old, history, keep) if keep < len(old) and not rewind else None
+        if changed is not None:
+            old[keep:] = history[keep : len(old)]
+            # One write for them all (hundreds of cleared results in a long history).
+            self._write_bytes(b"".join(_dumps({"type": "replace", "at": at, "message": old[at]}) for at in changed))
+            keep = len(old)
         if keep < len(old):
             del old[keep:]
             self._write({"type": "truncate", "keep": keep, **({"rewind": True} if rewind else {})}, opens=True)
@@ -238,7 +267,11 @@ class TranscriptStore:
     def _write(self, record: dict[str, Any], *, opens: bool) -> None:
         if self._failed:
             return
-        data = _dumps(record)
+        self._write_bytes(_dumps(record), opens=opens)
+
+    def _write_bytes(self, data: bytes, *, opens: bool = True) -> None:
+        if self._failed:
+            return
         if self._fd is None and not (opens or self.path.exists()):
             # Nothing worth a file yet (an idle session leaves no transcript).
             self._pending.append(data)
@@ -405,6 +438,11 @@ def load_transcript(path: Path) -> Transcript:
             last_message = len(records)
         elif kind == "truncate":
             del messages[int(record.get("keep", 0)) :]
+            last_message = len(records)
+        elif kind == "replace" and isinstance(record.get("message"), dict):
+            at = record.get("at")
+            if isinstance(at, int) and 0 <= at < len(messages):
+                messages[at] = record["message"]
             last_message = len(records)
         elif kind == "event" and isinstance(record.get("event"), dict):
             if record["event"].get("type") == "query_finished":
@@ -605,6 +643,10 @@ def replay_events(transcript: Transcript) -> list[ev.Event]:
             before_truncate = list(current)
             del current[keep:]
             prompt_starts = {n: at for n, at in prompt_starts.items() if n <= keep}
+        elif kind == "replace":
+            at = record.get("at")
+            if isinstance(at, int) and 0 <= at < len(current):
+                current[at] = record.get("message") or {}  # (shown already, as it was then)
         elif kind == "message":
             message = record.get("message") or {}
             position = len(current)

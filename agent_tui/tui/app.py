@@ -882,6 +882,8 @@ class AgentApp(App[int], inherit_bindings=False):
                     await self.load_history(self.session.replay_events())
             finally:
                 self._work_ahead()  # (done already, unless the load failed before its last screen)
+            # The first request's work on the whole history, done now in a thread (a prompt waits for it).
+            self.session.prepare_history()
             self.say(f"Resumed session {self.session.session_id[:8]} ({len(self.session.history)} messages).")
             if self.session.fork_notice:
                 self.say(self.session.fork_notice, kind="error")

@@ -188,13 +188,16 @@ def apply_tool_result_budget(
     return (out if out is not None else messages), record
 
 
-def microcompact(messages: list[Message], *, keep: int) -> tuple[list[Message], StepRecord]:
+def microcompact(
+    messages: list[Message], *, keep: int, memo: HistoryMemo | None = None
+) -> tuple[list[Message], StepRecord]:
     """Step 2: results of the file and shell tools older than the `keep` most recent
     become CLEARED_RESULT (the model can call the tool again if it needs them).
 
     Only results the model has answered are eligible: those before the last
     assistant message.  Results after it are what the model asked for and is
-    about to read."""
+    about to read.  With a `memo`, a message cleared of the same blocks as last time
+    is the same object as last time (engine/memo.py)."""
     names = _tool_names(messages)
     seen = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
     found: list[tuple[int, int]] = []
@@ -205,24 +208,33 @@ def microcompact(messages: list[Message], *, keep: int) -> tuple[list[Message], 
         for j, b in enumerate(content):
             if b.get("type") == "tool_result" and names.get(b.get("tool_use_id", "")) in COMPACTABLE_TOOLS:
                 found.append((i, j))
-    old = [(i, j) for i, j in found[: max(0, len(found) - keep)] if i < seen]
-    out: list[Message] | None = None
+    by_message: dict[int, list[int]] = {}
+    for i, j in found[: max(0, len(found) - keep)]:
+        block = messages[i]["content"][j]
+        if i < seen and block.get("content") != CLEARED_RESULT and block_chars(block) > len(CLEARED_RESULT) + 16:
+            by_message.setdefault(i, []).append(j)
+    out: list[Message] | None = list(messages) if by_message else None
     freed: dict[int, int] = {}
-    cleared = 0
-    for i, j in old:
-        source = out if out is not None else messages
-        block = source[i]["content"][j]
-        if block.get("content") == CLEARED_RESULT or block_chars(block) <= len(CLEARED_RESULT) + 16:
-            continue
-        new_block = {**block, "content": CLEARED_RESULT}
-        if out is None:
-            out = list(messages)
-        if out[i] is messages[i]:
-            out[i] = {**messages[i], "content": list(messages[i]["content"])}
-        out[i]["content"][j] = new_block
-        freed[i] = freed.get(i, 0) + (block_chars(block) - block_chars(new_block)) // CHARS_PER_TOKEN
-        cleared += 1
-    record = StepRecord("microcompact", sum(freed.values()), cleared, (), freed)
+    last = memo.cleared if memo is not None else {}
+    made: dict[int, tuple[Any, tuple[int, ...], Any]] = {}
+    for i, js in by_message.items():
+        original, which = messages[i], tuple(js)
+        hit = last.get(id(original))
+        if hit is not None and hit[0] is original and hit[1] == which:
+            new = hit[2]
+        else:
+            content = list(original["content"])
+            for j in which:
+                content[j] = {**content[j], "content": CLEARED_RESULT}
+            new = {**original, "content": content}
+        made[id(original)] = (original, which, new)
+        out[i] = new  # type: ignore[index]
+        freed[i] = sum(
+            (block_chars(original["content"][j]) - block_chars(new["content"][j])) // CHARS_PER_TOKEN for j in which
+        )
+    if memo is not None:
+        memo.cleared = made
+    record = StepRecord("microcompact", sum(freed.values()), sum(map(len, by_message.values())), (), freed)
     return (out if out is not None else messages), record
 
 
@@ -243,17 +255,18 @@ def _account(tracking: ContextTracking, record: StepRecord, tokens: int) -> tupl
     return tracking, tokens - record.tokens_freed
 
 
-def _shrink(
+def shrink(
     messages: list[Message], tracking: ContextTracking, env: PipelineEnv, memo: HistoryMemo | None
 ) -> tuple[list[Message], ContextTracking, int, int, list[StepRecord]]:
-    """Steps 1 and 2: the history, tracking and token count after them, the count before, their records."""
+    """Steps 1 and 2: the history, tracking and token count after them, the count before, their records.
+    (Proportional to the history, less what `memo` has: in a worker thread.)"""
     settings = env.settings
     tokens = start = count_tokens(messages, tracking, env.overhead)
     messages, budget = apply_tool_result_budget(messages, settings=settings, save_dir=env.save_dir, memo=memo)
     tracking, tokens = _account(tracking, budget, tokens)
     steps = [budget]
     if tokens > settings.microcompact_threshold(env.window):
-        messages, micro = microcompact(messages, keep=settings.microcompact_keep)
+        messages, micro = microcompact(messages, keep=settings.microcompact_keep, memo=memo)
         tracking, tokens = _account(tracking, micro, tokens)
         steps.append(micro)
     return messages, tracking, tokens, start, steps
@@ -266,7 +279,7 @@ async def prepare(
     2 look at the whole history (and may write files): they run in a worker thread, never on
     the event loop's (the TUI draws there)."""
     settings = env.settings
-    messages, tracking, tokens, start, steps = await asyncio.to_thread(_shrink, messages, tracking, env, memo)
+    messages, tracking, tokens, start, steps = await asyncio.to_thread(shrink, messages, tracking, env, memo)
     compacted = None
     if settings.auto and tokens > env.threshold and tracking.compact_failures < MAX_COMPACT_FAILURES:
         try:

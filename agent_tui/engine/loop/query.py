@@ -45,7 +45,7 @@ from ...tools.base import Tool, ToolContext, tools_by_name
 from .. import events as ev
 from ..bus import child_emitter
 from ..context.compaction import CompactionFailed, CompactionInterrupted, compact_conversation
-from ..context.pipeline import prepare
+from ..context.pipeline import prepare, shrink
 from ..context.window import CompactionSettings, ContextTracking, PipelineEnv
 from ..hooks import HookOutcome, HookRunner, stop_hook_block_cap
 from ..images import ImageCheck, check_images, image_error_message
@@ -267,6 +267,20 @@ async def query(params: QueryParams) -> Terminal:
         if isinstance(step, Terminal):
             return step
         state = step
+
+
+def warm_request(params: QueryParams) -> None:
+    """What the query's first request does to its history, done ahead and kept in `params.memo`
+    (each step's result and each message's JSON: engine/memo.py), so that the request itself
+    works on what is new since (docs/architecture.md §3).  `params.messages` ends with a stand-in
+    for the prompt.  Nothing is sent, published or stored; proportional to the history, so in a
+    worker thread, between prompts (a prompt waits for it: the memo serves one step at a time)."""
+    q = _Query(params)
+    turn = q.begin_turn(q.initial_state())
+    turn.messages = shrink(turn.messages, turn.state.auto_compact_tracking, turn.env, q.memo)[0]
+    request = q.checked_request(turn)[1]
+    if request is not None:
+        params.model.encode(request)
 
 
 @dataclass

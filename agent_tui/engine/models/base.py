@@ -116,6 +116,11 @@ class ModelClient:
         (abort) must close the underlying connection."""
         raise NotImplementedError
 
+    def encode(self, request: ModelRequest) -> object | None:
+        """The request's body as it would be sent, made now (a warm-up keeps what it can of it
+        for the next request); None: a client that makes it as it sends."""
+        return None
+
     async def count_tokens(self, request: ModelRequest) -> int | None:
         """The exact input tokens of `request`; None when the model cannot say."""
         return None
