@@ -186,3 +186,40 @@ def test_a_checkpoint_digests_only_the_messages_new_since_the_last_one_and_gives
     assert digest(replaced) == history_digest(replaced)
     assert digest(history[:4]) == history_digest(history[:4])
     assert digest([]) == history_digest([])
+
+
+async def test_the_history_a_prompt_starts_from_is_digested_off_the_event_loops_thread(api, project, monkeypatch):
+    """Each prompt's checkpoint digests the conversation before it; the end of the prompt before
+    (or `prepare_history`, for a resumed one) already hashed it in a worker thread."""
+    import json
+    import threading
+
+    import agent_tui.engine.checkpoints as checkpoints_module
+
+    on_loop: list[object] = []
+    loop_thread = threading.get_ident()
+
+    class Recording:
+        def __getattr__(self, name: str) -> object:
+            return getattr(json, name)
+
+        @staticmethod
+        def dumps(value: object, **kwargs: object) -> str:
+            if kwargs.get("sort_keys") and threading.get_ident() == loop_thread:
+                on_loop.append(value)
+            return json.dumps(value, **kwargs)
+
+    monkeypatch.setattr(checkpoints_module, "json", Recording())
+    api.push(reply(text("one")), reply(text("two")), reply(text("three")))
+    session = make_session(api.url, project, policy=PermissionPolicy(mode="bypassPermissions"), persist=True)
+    for prompt in ("first", "second"):
+        await session.submit(prompt)
+    await session.aclose()
+    resumed = make_session(api.url, project, policy=PermissionPolicy(mode="bypassPermissions"), persist=True)
+    resumed.resume()
+    await resumed.prepare_history()
+    await resumed.submit("third")
+    await resumed.aclose()
+
+    assert [c.history_len for c in resumed.checkpoints.list()] == [0, 2, 4]
+    assert on_loop == []

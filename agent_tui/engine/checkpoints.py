@@ -78,8 +78,14 @@ class HistoryDigest:
     def __init__(self) -> None:
         self._items: list[Any] = []
         self._states = [hashlib.sha256(b"[")]
+        # A worker thread may hash a history ahead (`Checkpoints.digest_ahead`) as a prompt begins.
+        self._lock = threading.Lock()
 
     def __call__(self, history: list[Any]) -> str:
+        with self._lock:
+            return self._digest(history)
+
+    def _digest(self, history: list[Any]) -> str:
         kept = common_prefix(self._items, history)
         states = self._states[: kept + 1]
         for n in range(kept, len(history)):
@@ -163,6 +169,12 @@ class Checkpoints:
         tmp = self._list_path.with_suffix(".tmp")
         tmp.write_text(json.dumps([asdict(c) for c in self.list()]))
         os.replace(tmp, self._list_path)
+
+    def digest_ahead(self, history: list[Any]) -> None:
+        """Hash `history` now, in a worker thread, so that the next prompt's checkpoint (which
+        digests the history it starts from on the event loop's thread) hashes only what is new
+        (a resumed session's whole history; one whose old results were cleared)."""
+        self._digest(history)
 
     def begin(self, prompt: str, history: list[Any], uuid: str | None = None) -> Checkpoint:
         """The checkpoint of a prompt about to run: the files now, the conversation before it."""

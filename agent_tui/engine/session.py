@@ -1095,12 +1095,20 @@ class Session(FrontDoor):
 
         def warm() -> None:
             warm_request(params)
-            check_history_since(history, self._memo.ended)
+            self._ended(history)
 
         warming = self._warming = asyncio.ensure_future(asyncio.to_thread(warm))
         # A failed warm-up costs the first prompt its time, nothing else: it is not reported.
         warming.add_done_callback(lambda done: done.cancelled() or done.exception())
         return warming
+
+    def _ended(self, history: list[Message]) -> list[str]:
+        """What a prompt's end does to the history it ends with, in a worker thread: its check
+        (the problems found), and its digest for the next prompt's checkpoint."""
+        problems = check_history_since(history, self._memo.ended)
+        if self.checkpoints is not None:
+            self.checkpoints.digest_ahead(history)
+        return problems
 
     async def _warmed(self) -> None:
         warming, self._warming = self._warming, None
@@ -1151,7 +1159,7 @@ class Session(FrontDoor):
         terminal = self._structured_output_kept(terminal)
         history = terminal.messages
         # Proportional to the history: in a worker thread, never on the event loop's (the TUI draws there).
-        if await asyncio.to_thread(check_history_since, history, self._memo.ended):
+        if await asyncio.to_thread(self._ended, history):
             history = ensure_tool_result_pairing(history)
         self.history = history
         self.context_tracking = terminal.tracking
