@@ -28,6 +28,7 @@ from agent_tui.engine.store import (
     project_dir,
     project_slug,
     replay_events,
+    tail_start,
 )
 from tests.engine_helpers import Recorder, make_session, turn_notice
 from tests.loopback import reply, text, tool_use
@@ -177,6 +178,36 @@ def test_a_rewritten_history_of_other_messages_is_truncated_and_written_again(da
 
     assert {"type": "truncate", "keep": 1} in records
     assert load_transcript(store.path).messages == changed
+
+
+def test_the_last_prompts_replay_alone_as_they_do_at_the_end_of_the_whole(data_dir, tmp_path):
+    """A resumed session's last screen is replayed from its last prompts' records alone, and the
+    records before them give the rest: together, the whole replay."""
+    from tests.bench.sessions import write_session
+
+    path = write_session(tmp_path, "long", 8)
+    transcript = load_transcript(path)
+    whole = replay_events(transcript)
+
+    start = tail_start(transcript, 3)
+    tail = replay_events(transcript, since=start)
+
+    assert [e.text for e in tail if isinstance(e, ev.UserMessage)] == ["prompt 5: and the next module?",
+                                                                        "prompt 6: and the next module?",
+                                                                        "LAST-PROMPT 7"]
+    assert replay_events(transcript, until=start) + tail == whole
+    assert tail_start(transcript, 8) == 0
+
+
+def test_a_rewritten_history_is_replayed_whole(data_dir, tmp_path):
+    store = TranscriptStore(tmp_path, "rewritten")
+    for n in range(5):
+        store.record_event(ev.UserMessage(text=f"p{n}"))
+        store.sync([*store.messages, user_message(f"p{n}"), assistant_message([text_block(f"a{n}")])])
+    store.sync([user_message("summary"), assistant_message([text_block("ok")])])
+    store.close()
+
+    assert tail_start(load_transcript(store.path), 2) == 0
 
 
 # ---------------------------------------------------------------- repair

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .permissions.policy import PermissionAnswer
     from .pricing import format_usd
     from .session import Result, Session, SessionOptions
-    from .store import SessionInfo, SessionNotFound, Transcript, list_sessions, replay_events
+    from .store import SessionInfo, SessionNotFound, Transcript, list_sessions, replay_events, tail_start
 
 __all__ = [
     "ATTACHMENT_CALL",
@@ -50,6 +50,7 @@ __all__ = [
     "list_sessions",
     "record_mcp_json_choice",
     "replay_events",
+    "tail_start",
     "valid_utf8",
 ]
 
@@ -77,6 +78,7 @@ _WHERE = {
     "SessionInfo": (".store", "SessionInfo"),
     "list_sessions": (".store", "list_sessions"),
     "replay_events": (".store", "replay_events"),
+    "tail_start": (".store", "tail_start"),
     # An MCP server's elicitation: the form its schema describes, and the answer (docs/architecture.md §5).
     "ElicitationAnswer": (".mcp_features", "ElicitationAnswer"),
     "ElicitationForm": (".mcp_features", "ElicitationForm"),

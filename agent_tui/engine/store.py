@@ -611,20 +611,30 @@ def find_session(directory: Path, session_id: str | None = None) -> Path:
 # ---------------------------------------------------------------- replay
 
 
-def replay_events(transcript: Transcript) -> list[ev.Event]:
-    """The transcript as bus events, for a front end to redraw it as it was.
+def tail_start(transcript: Transcript, prompts: int) -> int:
+    """Where in `transcript.records` the last `prompts` prompts begin (their `user_message`
+    events), when a replay of the records from there gives the events a whole replay gives from
+    there: no record rewrote the history (`truncate`).  0 when there are no more prompts than
+    that, or when the history was rewritten."""
+    starts: list[int] = []
+    for n, record in enumerate(transcript.records):
+        kind = record.get("type")
+        if kind == "truncate":
+            return 0
+        if kind == "event" and (record.get("event") or {}).get("type") == "user_message":
+            starts.append(n)
+    return starts[-prompts] if len(starts) > prompts else 0
 
-    Prompts come back as `user_message`, answers as one `text_delta` plus
-    `block_completed` per block, each tool call as `tool_queued`,
-    `tool_started`, `permission_resolved` (when there was one) and
-    `tool_finished` with its stored data (diffs, outputs); interrupt markers as
-    `interrupted`, then notices, usage, compaction and `query_finished` where
-    they happened.  Each model turn starts with `request_started`.
-    """
-    records = transcript.records
-    queued: dict[str, dict[str, Any]] = {}
-    finished: dict[str, dict[str, Any]] = {}
-    permissions: dict[str, dict[str, Any]] = {}
+
+Stored = dict[str, dict[str, Any]]
+
+
+def _stored_tool_events(records: list[dict[str, Any]]) -> tuple[Stored, Stored, Stored, str]:
+    """Each tool call's `tool_queued`, `tool_finished` and `permission_resolved` events, by its
+    id, and the model the session started with."""
+    queued: Stored = {}
+    finished: Stored = {}
+    permissions: Stored = {}
     model = ""
     for record in records:
         event = record.get("event") if record.get("type") == "event" else None
@@ -639,6 +649,24 @@ def replay_events(transcript: Transcript) -> list[ev.Event]:
             permissions[tid] = event
         elif kind == "session_started" and not model:
             model = event.get("model", "")
+    return queued, finished, permissions, model
+
+
+def replay_events(transcript: Transcript, *, since: int = 0, until: int | None = None) -> list[ev.Event]:
+    """The transcript as bus events, for a front end to redraw it as it was.
+
+    Prompts come back as `user_message`, answers as one `text_delta` plus
+    `block_completed` per block, each tool call as `tool_queued`,
+    `tool_started`, `permission_resolved` (when there was one) and
+    `tool_finished` with its stored data (diffs, outputs); interrupt markers as
+    `interrupted`, then notices, usage, compaction and `query_finished` where
+    they happened.  Each model turn starts with `request_started`.
+
+    `since`, `until`: the events of those records only (a resumed session's last screen first:
+    `tail_start` says where a replay may begin); the tool calls' stored events are found in all.
+    """
+    records = transcript.records
+    queued, finished, permissions, model = _stored_tool_events(records)
     results = {
         b.get("tool_use_id"): b
         for m in transcript.history
@@ -653,7 +681,7 @@ def replay_events(transcript: Transcript) -> list[ev.Event]:
     # Where each prompt's events began in `out`, by the number of messages before it (rewinds cut there).
     prompt_starts: dict[int, int] = {}
     turn = 0
-    for record in records:
+    for record in records[since:until]:
         kind = record.get("type")
         if kind == "truncate":
             keep = int(record.get("keep", 0))

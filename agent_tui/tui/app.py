@@ -72,6 +72,12 @@ TAIL_PROMPTS = 3
 DOUBLE_ESCAPE = 0.8
 
 
+def _tail_split(events: list) -> int:
+    """Where the last TAIL_PROMPTS prompts of `events` begin (0: there are no more than those)."""
+    starts = [n for n, event in enumerate(events) if type(event).__name__ == "UserMessage"]
+    return starts[-TAIL_PROMPTS] if len(starts) > TAIL_PROMPTS else 0
+
+
 class AgentApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui"
@@ -137,9 +143,9 @@ class AgentApp(App[int], inherit_bindings=False):
         self._worked_ahead = False
         # A resumed session's warm-up (`warmup.py`) waits for its last screen.
         self._warm_up_held = False
-        # A resumed session's replayed events and where its last screen starts in them, once that screen
-        # is drawn before the engine loads (`_draw_resumed_tail`).
-        self._drawn_ahead: tuple[list, int] | None = None
+        # The events before a resumed session's last screen, once that screen is drawn before the
+        # engine loads (`_draw_resumed_tail`).
+        self._drawn_ahead: Callable[[], list] | None = None
         themes, self._problems = load_themes()
         for t in themes:
             self.register_theme(t)
@@ -261,12 +267,20 @@ class AgentApp(App[int], inherit_bindings=False):
     async def _draw_resumed_tail(self) -> None:
         """A resumed session's last screen, from the transcript the command line read, before the
         engine loads (docs/architecture.md §8): the conversation that draws it takes the session later."""
-        from ..engine import replay_events
+        from ..engine import replay_events, tail_start
         from .conversation import Conversation
 
         self.conversation = Conversation(self, None, lambda: self.clock(), self.refresh_header, cwd=self._start.cwd)
-        events = replay_events(self._start.resumed)
-        self._drawn_ahead = (events, await self._draw_last_screen(events))
+        resumed = self._start.resumed
+        start = tail_start(resumed, TAIL_PROMPTS)
+        if start:  # only the last prompts' events before their screen; the rest's after it
+            await self._draw_last_screen(replay_events(resumed, since=start), more=True)
+            self._drawn_ahead = lambda: replay_events(resumed, until=start)
+            return
+        events = replay_events(resumed)
+        split = _tail_split(events)
+        await self._draw_last_screen(events[split:], more=bool(split))
+        self._drawn_ahead = lambda: events[:split]
 
     def _work_ahead(self) -> None:
         """Once: make the parts the first frame does not show (a permission request or the menu makes
@@ -822,40 +836,38 @@ class AgentApp(App[int], inherit_bindings=False):
         """Rebuild the view of a resumed session from its stored events, as data: the last
         prompts first, their screen mounted and drawn at once; then the rest, put in front of them.
         The loop is handed back every `REPLAY_SLICE`, so keys typed meanwhile are taken."""
-        split = await self._draw_last_screen(events)
+        split = _tail_split(events)
+        await self._draw_last_screen(events[split:], more=bool(split))
         self._work_ahead()
-        await self._load_earlier(events, split)
+        await self._load_earlier(events[:split])
 
-    async def _draw_last_screen(self, events: list) -> int:
-        """Mount and draw the last prompts of `events`; where they start in it."""
-        starts = [n for n, event in enumerate(events) if type(event).__name__ == "UserMessage"]
-        split = starts[-TAIL_PROMPTS] if len(starts) > TAIL_PROMPTS else 0
+    async def _draw_last_screen(self, events: list, *, more: bool) -> None:
+        """Mount and draw `events`, the last prompts; `more`: earlier ones load after this screen."""
         transcript, timeline = self.transcript, self.timeline
         transcript.loading = timeline.loading = True
         try:
-            await self._replay_in_slices(events[split:])
+            await self._replay_in_slices(events)
         finally:
             mounted = transcript.show_tail()
             timeline.finish_loading()
             self.apply_layout()
             self.conversation.refresh_strip()
-        if split:
+        if more:
             # The last screen is mounted and drawn before the rest loads: mounting it takes many turns
             # of the loop, and each would otherwise wait for a slice of the loading (docs/architecture.md §8).
             await mounted
             await transcript.tail_drawn()
-        return split
 
-    async def _load_earlier(self, events: list, split: int) -> None:
-        """Load `events[:split]` (what comes before the last screen) in front of the transcript."""
+    async def _load_earlier(self, events: list) -> None:
+        """Load `events` (what comes before the last screen) in front of the transcript."""
         from .conversation import Conversation
 
-        if split:
+        if events:
             older = Conversation(self, self.session, lambda: self.clock(), self.refresh_header,
                                  history_of=self.conversation)
             self.history_loading = True
             try:
-                await self._replay_in_slices(events[:split], older)
+                await self._replay_in_slices(events, older)
                 self.conversation.take_history(older)
             finally:
                 self.history_loading = False
@@ -877,7 +889,7 @@ class AgentApp(App[int], inherit_bindings=False):
             try:
                 if self._drawn_ahead is not None:
                     self._work_ahead()
-                    await self._load_earlier(*self._drawn_ahead)
+                    await self._load_earlier(self._drawn_ahead())
                 else:
                     await self.load_history(self.session.replay_events())
             finally:
