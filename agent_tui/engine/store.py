@@ -550,6 +550,30 @@ def sessions_in(directory: Path) -> list[SessionInfo]:
     return infos
 
 
+def _latest(directory: Path) -> Path:
+    """The newest transcript, as `sessions_in` orders them, reading only the files written last
+    (`-c` would otherwise read every stored session of the project whole)."""
+    newest: list[Path] = []
+    latest = -1.0
+    try:
+        for path in directory.iterdir():
+            if path.suffix != ".jsonl" or not path.is_file():
+                continue
+            mtime = path.stat().st_mtime
+            if mtime > latest:
+                newest, latest = [path], mtime
+            elif mtime == latest:
+                newest.append(path)
+    except OSError:
+        newest = []
+    if len(newest) == 1:
+        return newest[0]
+    infos = [info for info in map(_scan, newest) if info is not None]
+    if not infos:
+        raise SessionNotFound("no stored conversation for this directory")
+    return max(infos, key=lambda i: (i.modified, i.created)).path
+
+
 def _scan(path: Path) -> SessionInfo | None:
     """Header, first prompt and prompt count, without parsing every record."""
     try:
@@ -594,11 +618,9 @@ def _scan(path: Path) -> SessionInfo | None:
 
 def find_session(directory: Path, session_id: str | None = None) -> Path:
     """The transcript of `session_id` (a unique prefix is enough), or the latest one."""
-    sessions = sessions_in(directory)
     if session_id is None:
-        if not sessions:
-            raise SessionNotFound("no stored conversation for this directory")
-        return sessions[0].path
+        return _latest(directory)
+    sessions = sessions_in(directory)
     exact = [s for s in sessions if s.session_id == session_id]
     matches = exact or [s for s in sessions if s.session_id.startswith(session_id)]
     if len(matches) == 1:
