@@ -429,6 +429,7 @@ async def _resume(app: CommandHost, arg: str) -> None:
         return
     await app.clear_view()
     await app.load_history(app.session.replay_events())
+    app.session.prepare_history()  # its first request's work on the history, in a thread now
     if app.session.fork_notice:
         app.say(app.session.fork_notice, kind="error")
     app.refresh_header()
