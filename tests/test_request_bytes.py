@@ -211,6 +211,22 @@ def test_a_memo_returns_the_same_objects_for_the_messages_two_requests_share():
     assert all(a is b for a, b in zip(first, second, strict=False))
 
 
+def test_after_old_results_are_cleared_the_messages_left_as_they_were_keep_their_api_form():
+    """Microcompact changes messages early in the history: the ones after them that it left as
+    they were are not cleaned again (the same objects come back), and the result is what
+    normalising from scratch gives."""
+    memo = HistoryMemo()
+    shared = history(6)
+    first = normalize_for_api(shared, memo)
+    cleared = list(shared)
+    cleared[2] = user_message([tool_result_block("toolu_0", "[Old tool result content cleared]")])
+    second = normalize_for_api(cleared, memo)
+
+    assert second == normalize_for_api(cleared)
+    assert second[2] is not first[2]
+    assert all(second[n] is first[n] for n in range(len(first)) if n != 2)
+
+
 async def test_a_history_prepared_ahead_is_not_serialised_again_by_the_next_prompt(api, tmp_path, monkeypatch):
     """A resumed session's history is prepared in a thread before its first prompt
     (`Session.prepare_history`): that prompt's body is joined from the pieces made then."""

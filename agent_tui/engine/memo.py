@@ -5,7 +5,8 @@ The history's messages are never changed once complete: a step that alters one (
 tool-result budget, microcompact, a compaction) makes a new message and shares the rest.
 So a step's results for the messages a request shares with the one before it (the same
 objects, in the same places: the longest common prefix, compared by identity in C) are
-its results from last time, and only the messages after that prefix are worked on.
+its results from last time, and only the messages after that prefix are worked on (of
+those, the ones the last request had too, found by identity, keep their results).
 
 One memo serves one conversation (a session's main queries, or one subagent's query); the
 steps that use it run one at a time, in a worker thread (never on the event loop's).
@@ -40,9 +41,18 @@ class PrefixMemo(Generic[V]):
         self._values: list[V] = []
 
     def map(self, items: Sequence[Any], fn: Callable[[Any], V]) -> list[V]:
-        kept = common_prefix(self._items, items)
-        values = self._values[:kept]
-        values += [fn(item) for item in items[kept:]]
+        last, last_values = self._items, self._values
+        kept = common_prefix(last, items)
+        values = last_values[:kept]
+        if kept < len(last) and kept < len(items):
+            # Messages changed in place (microcompact clearing old results): the messages after
+            # the first of them that the last list had too keep their values.
+            where = {id(item): n for n, item in enumerate(last[kept:], kept)}
+            for item in items[kept:]:
+                n = where.get(id(item))
+                values.append(last_values[n] if n is not None and last[n] is item else fn(item))
+        else:
+            values += [fn(item) for item in items[kept:]]
         self._items, self._values = list(items), values
         return values
 
