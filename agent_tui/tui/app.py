@@ -589,7 +589,7 @@ class AgentApp(App[int], inherit_bindings=False):
         # With text selected, Ctrl+C copies it, as in a terminal.
         if self._copy_selection():
             return
-        now = time.monotonic()
+        now = self.clock()
         if now - self._last_interrupt <= QUIT_WINDOW:
             await self.action_quit()
             return

@@ -216,13 +216,21 @@ async def test_escape_when_idle_does_nothing(api, tmp_path):
 
 
 async def test_ctrl_c_twice_quits(api, tmp_path):
+    """Twice within two seconds of the app's clock (a loaded machine's slow keys never count)."""
     app, _ = make_app(api, tmp_path)
+    now = [100.0]
+    app.clock = lambda: now[0]
     async with app.run_test() as pilot:
         await pilot.press("ctrl+c")
         await pilot.pause()
-        assert app.is_running
+        now[0] += 2.5  # too late: this one only arms it again
         await pilot.press("ctrl+c")
         await pilot.pause()
+        assert app.is_running
+        now[0] += 1.5
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running
     assert app.return_code == 0
 
 
