@@ -92,8 +92,9 @@ async def test_a_failing_read_does_not_cancel_siblings(api, tmp_path):
 
 async def test_results_return_in_block_order_whatever_order_tools_finish(api, tmp_path):
     api.push(reply(
-        tool_use("Bash", {"command": "sleep 0.4; echo first"}, id="t1"),
-        tool_use("Bash", {"command": "sleep 0.1; echo second"}, id="t2"),
+        # Read-only, so all three run at once; the gaps outlast a loaded machine's late starts.
+        tool_use("Bash", {"command": "sleep 1.2; echo first"}, id="t1"),
+        tool_use("Bash", {"command": "sleep 0.6; echo second"}, id="t2"),
         tool_use("Bash", {"command": "echo third"}, id="t3"),
     ), reply("ok"))
     session = make_session(api.url, tmp_path)
