@@ -934,8 +934,10 @@ def run_tui(
     settings: Settings | None = None,
 ) -> int:
     """Run the full-screen app until the person quits; the exit code."""
+    from . import collector
     from .terminal import TerminalGuard
 
+    collector.pace()
     app = AgentApp(session, initial_prompt=initial_prompt, theme=theme, keymap=keymap, pick_session=pick_session,
                    mcp_json_pending=mcp_json_pending, settings=settings)
     guard = app.terminal_guard = TerminalGuard(app.save_session_now)

@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from ..engine import events as ev
 from ..tools.websearch import describe_server_block
+from . import collector
 from .mentions import Prompt
 from .state import CompactionStatus, ToolRecord, ToolStatus, TurnRecord, display_summary, dom_id
 from .streaming import TextRun
@@ -127,6 +128,8 @@ class Conversation:
             self.gauge.start()
             await self.transcript.add(Notice("A background agent reported; the model reads its report.", kind="info"))
             return
+        # What start-up made lives as long as the app: no collection walks it from now on.
+        collector.freeze_start_up()
         prompt = self.queued.popleft() if self.queued else Prompt(event.text)
         self.show_queued()
         self._error_shown = self._interrupt_shown = False

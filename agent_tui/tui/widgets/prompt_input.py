@@ -114,6 +114,27 @@ class PromptInput(TextArea):
         """The terminal reports Shift+Enter apart from Enter (kitty keyboard protocol): say so."""
         self.placeholder = HINT.format(newline="Shift+Enter")
 
+    def _on_key(self, event: events.Key) -> None:
+        if event.is_printable and not self.read_only:
+            # After TextArea's own handler (next in line) has put the character in.
+            self.call_next(self._echo)
+
+    def _echo(self) -> None:
+        """Draw the input's change now, not at the screen's next update, which may first lay out
+        what a tool burst mounted meanwhile and draw all it moved (docs/architecture.md §8): the
+        screen as last laid out, with the input as it is now; that update redraws it anyway."""
+        app, screen = self.app, self.screen
+        if app.is_inline or app._batch_count or screen is not app.screen or not self.size:
+            return
+        compositor = screen._compositor
+        if self not in compositor.visible_widgets:
+            return
+        try:
+            compositor.update_widgets({self})
+            app._display(screen, compositor.render_update(screen_stack=app._background_screens))
+        except Exception:  # a widget drawn over the input was removed since: the next update draws it
+            self.refresh()
+
     def _on_paste(self, event: events.Paste) -> None:
         """A long paste goes in as one token (the box stays readable); sent, it is the whole text.
         A short one is left to TextArea's own handler (Textual calls it next, unless prevented)."""

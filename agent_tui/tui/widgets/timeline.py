@@ -227,6 +227,11 @@ class Timeline(ScrollView):
         self._grow_pending = False
         self._grown_at = time.monotonic()
         if self.virtual_size.height != len(self._lines):
+            if not self.display:
+                # Hidden (the strip shows instead): a new height would lay the whole screen out again
+                # for nothing; it is laid out with this height when shown.
+                self.set_reactive(Timeline.virtual_size, Size(0, len(self._lines)))
+                return
             self.virtual_size = Size(0, len(self._lines))
             self.refresh()
 

@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -88,6 +89,10 @@ def result_hint(record: ToolRecord) -> str:
 class ToolSummary(Static):
     """The clickable one-line summary."""
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        # As for `ToolCall`: a line of fixed height, whose new size asks for no second layout.
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
     class Clicked(Message):
         """The summary line was clicked: its tool call expands or collapses."""
 
@@ -142,6 +147,13 @@ class ToolCall(Vertical, can_focus=True):
         self._remade_expanded = expanded
         # Composed and mounted: until then the record's changes wait for `on_mount`.
         self._drawn = False
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        # A row gets its size from the layout pass that placed it.  Textual asks for another layout of
+        # the whole screen when a widget's virtual size changes; a row is no scrolling container, so
+        # that pass would change nothing, and each row of a burst would lay the screen out twice
+        # (docs/architecture.md §8).
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
 
     def remake(self) -> Callable[[], ToolCall]:
         return partial(ToolCall, self.record, expanded=self.expanded)
