@@ -80,6 +80,13 @@ async def test_a_typed_character_is_drawn_without_the_screens_update(api, tmp_pa
         await pilot.press("ж")
         await wait_until(pilot, lambda: any("ж" in w for w in written), timeout=5)
         assert app.prompt_input.text == "ж"
+        await pilot.press("a")
+        await wait_until(pilot, lambda: app.prompt_input.text == "жa")
+        # A deletion is drawn as at once (the line drawn again, without the "a").
+        drawn = len(written)
+        await pilot.press("backspace")
+        await wait_until(pilot, lambda: any("ж" in w and "жa" not in w for w in written[drawn:]), timeout=5)
+        assert app.prompt_input.text == "ж"
 
 
 def test_the_collector_is_paced_for_frames_and_start_up_frozen_once():

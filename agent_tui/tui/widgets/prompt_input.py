@@ -114,11 +114,6 @@ class PromptInput(TextArea):
         """The terminal reports Shift+Enter apart from Enter (kitty keyboard protocol): say so."""
         self.placeholder = HINT.format(newline="Shift+Enter")
 
-    def _on_key(self, event: events.Key) -> None:
-        if event.is_printable and not self.read_only:
-            # After TextArea's own handler (next in line) has put the character in.
-            self.call_next(self._echo)
-
     def _echo(self) -> None:
         """Draw the input's change now, not at the screen's next update, which may first lay out
         what a tool burst mounted meanwhile and draw all it moved (docs/architecture.md §8): the
@@ -219,6 +214,8 @@ class PromptInput(TextArea):
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._update_completions()
+        # A key typed, deleted or pasted shows now (a menu it opens comes with the next layout).
+        self._echo()
 
     def _update_completions(self) -> None:
         row, column = self.cursor_location
