@@ -506,3 +506,15 @@ def test_no_rule_holding_hidden_characters_is_ever_proposed(tree, command):
     assert decision.suggested_rule is None or not has_hidden(decision.suggested_rule), decision.suggested_rule
     if command.startswith("npm"):
         assert decision.suggested_rule is None  # the rule would be `Bash(npm<U+200B> test:*)`
+
+
+@pytest.mark.parametrize("command", ["grep -flink_out README.md", "grep -nflink_out README.md",
+                                     "grep -flink_out/secret README.md", "grep -hflink_out -r src"])
+async def test_an_option_value_attached_without_a_slash_is_checked_as_a_path(api, tree, command):
+    """`-flink_out`: the value needs no `/` or `.` to name a link that leads out of the project
+    (found by the generated attacks: it ran unasked in default mode)."""
+    (tree.proj / "link_out").symlink_to(tree.outside)
+
+    got = await run_in_every_mode(api, tree, "Bash", {"command": command}, [], [])
+
+    assert got == "???AD", f"{command!r}: {MODES} gave {got}"

@@ -123,8 +123,8 @@ def read_paths(part: CommandPart) -> list[str]:
             after_dashdash = True
         elif arg.startswith("--") and "=" in arg:
             operands.append(arg.split("=", 1)[1])
-        elif not arg.startswith("--") and re.search(r"[/.~]", arg[2:]):
-            operands.append(arg[2:])  # an attached value: `-f../secret`
+        else:
+            operands += attached_values(arg)  # `-f../secret`, `-nflink_out`
     if part.name == "find":
         operands = []
         for arg in args:
@@ -195,6 +195,16 @@ class _Walker:
 
 def _any_args(args: list[str]) -> bool:
     return True
+
+
+def attached_values(arg: str) -> list[str]:
+    """What a cluster of short options may carry as a value attached to one of its letters
+    (`-flink_out`, `-nf../secret`): every tail after its first letter, since which letter takes
+    a value depends on the program.  Over-approximates, like `read_paths`: a tail that is not a
+    path resolves inside the working directory."""
+    if not arg.startswith("-") or arg.startswith("--"):
+        return []
+    return [arg[k:] for k in range(2, len(arg))]
 
 
 def _short_flags(arg: str) -> str:

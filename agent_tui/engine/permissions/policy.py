@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from ...hidden_text import has_hidden
 from ...modes import PERMISSION_MODES
 from ...paths import config_dir
-from ...shell.classify import foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
+from ...shell.classify import attached_values, foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
 from ...shell.danger import danger_reason, sensitive_write_reason
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
 from ...shell.paths import resolve_paths, static
@@ -636,7 +636,7 @@ class PermissionPolicy:
             if word.value.startswith("--") and "=" in word.value:
                 values = [word.value.split("=", 1)[1]]
             elif word.value.startswith("-") and not word.value.startswith("--"):
-                values = [word.value[2:]] if len(word.value) > 2 else []
+                values = attached_values(word.value)
             for value in values:
                 found = resolve_paths(value, str(env.cwd), env.home) if value else []
                 if found is None:
