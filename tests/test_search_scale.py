@@ -315,3 +315,30 @@ def test_a_data_folder_that_cannot_keep_sessions_is_a_start_up_error(tmp_path, e
     assert done.stdout == ""
     assert "agent-tui: " in done.stderr and ("HOME" in done.stderr or "data folder" in done.stderr)
     assert not any(tmp_path.rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize(("glob", "matching", "not_matching"), [
+    ("[!]", ["[!]"], ["a", "!"]),          # never closed: the characters themselves, as bash reads it
+    ("[!]]", ["a", "x"], ["]"]),           # `]` right after `[!` is in the class
+    ("[]a]", ["]", "a"], ["b"]),           # and right after `[`
+    ("*.[!p]y", ["x.ay"], ["x.py"]),
+    ("[!a]", ["b"], ["a"]),
+])
+def test_a_bracket_right_after_the_opening_of_a_class_is_a_member_not_its_end(glob, matching, not_matching):
+    from agent_tui.tools.globs import glob_to_regex
+
+    pattern = re.compile(glob_to_regex(glob))
+    assert [p for p in matching if not pattern.fullmatch(p)] == []
+    assert [p for p in not_matching if pattern.fullmatch(p)] == []
+
+
+async def test_glob_answers_a_class_that_is_never_closed(tmp_path):
+    import asyncio
+
+    from agent_tui.tools.base import ToolContext
+    from agent_tui.tools.glob import GlobTool
+
+    (tmp_path / "a.py").write_text("")
+    ctx = ToolContext(cwd=tmp_path, abort=asyncio.Event(), state={})
+    results = [item async for item in GlobTool().call({"pattern": "[!]"}, ctx)]
+    assert results[-1].content == "No files found" and not results[-1].is_error

@@ -29,7 +29,9 @@ def glob_to_regex(glob: str, *, braces: bool = False) -> str:
         elif c == "?":
             out.append("[^/]")
         elif c == "[":
-            end = glob.find("]", i + 2)
+            # A `]` right after `[` or `[!` is a member of the class, not its end (`[!]]`, `[]a]`).
+            first = i + 2 if glob.startswith("[!", i) else i + 1
+            end = glob.find("]", first + 1)
             if end == -1:
                 out.append(re.escape(c))
             else:
