@@ -106,6 +106,6 @@ async def test_a_burst_of_tool_calls_shows_every_row_in_order_with_how_it_ended(
         for n in range(12):
             line = next(line for line in shown.splitlines() if f"f{n:02d}.py" in line and "Read" in line)
             assert f"{n + 1} line" in line, line
-        # The timeline took in every row too.
+        # The timeline took in every row too (its height follows on the 0.1 s grid of a burst's rows).
         assert all(app.timeline.row_text(f"toolu_read{n:02d}") for n in range(12))
-        assert app.timeline.virtual_size.height == app.timeline.line_count
+        await wait_until(pilot, lambda: app.timeline.virtual_size.height == app.timeline.line_count, timeout=5)
