@@ -326,8 +326,12 @@ class Conversation:
         if event.parent_tool_use_id:
             return
         status = self.compacting
-        if status is None:  # an automatic compaction, inside a turn
-            status = CompactionStatus(event.trigger, self.clock())
+        if status is None:
+            if event.trigger == "manual":
+                # `/compact` owns its status line and has ended: this progress came after it (the
+                # bus delivers after the call returns), and would leave "Compacting…" up for good.
+                return
+            status = CompactionStatus(event.trigger, self.clock())  # an automatic compaction, inside a turn
         status.output_tokens = event.output_tokens
         self.show_compacting(status)
 

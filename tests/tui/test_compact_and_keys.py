@@ -112,6 +112,25 @@ async def test_a_finished_compact_hides_the_line_and_reports_the_result(api, tmp
     assert len(app.session.history) == 1
 
 
+async def test_a_progress_event_arriving_after_compact_ended_leaves_no_live_line(api, tmp_path):
+    """The bus delivers after `/compact`'s call has returned: a last progress event then must not
+    put "Compacting conversation…" back up for good (a tmux burst of fifty commands left it there)."""
+    api.push(reply(text("Hello!")), reply(text(SUMMARY)))
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _one_exchange(pilot, app, recorded)
+        await type_prompt(pilot, "/compact")
+        await wait_until(pilot, lambda: any(isinstance(e, ev.Compaction) for e in recorded))
+        await wait_until(pilot, lambda: app.conversation.compacting is None)
+        await app.replay([ev.CompactionProgress(trigger="manual", output_tokens=194)])
+        await pilot.pause(0.05)
+        assert app.conversation.compacting is None
+        assert "Compacting conversation…" not in screen_text(app)
+        # An automatic compaction inside a turn still shows its line from its first progress event.
+        await app.replay([ev.CompactionProgress(trigger="auto", output_tokens=12)])
+        assert app.conversation.compacting is not None
+
+
 def _burst(app, keys: str | list[str]) -> None:
     """Every key of `keys` handed to the app at once, as a terminal delivers a paste or fast typing."""
     for key in keys:
