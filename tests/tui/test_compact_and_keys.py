@@ -97,14 +97,19 @@ async def test_ctrl_c_cancels_compact_too(api, tmp_path):
         assert app.session.history == before
 
 
+async def _compact_after_one_exchange(pilot, app, recorded) -> None:
+    """One prompt answered, then `/compact`, until its result is in and its live line gone."""
+    await _one_exchange(pilot, app, recorded)
+    await type_prompt(pilot, "/compact")
+    await wait_until(pilot, lambda: any(isinstance(e, ev.Compaction) for e in recorded))
+    await wait_until(pilot, lambda: app.conversation.compacting is None)
+
+
 async def test_a_finished_compact_hides_the_line_and_reports_the_result(api, tmp_path):
     api.push(reply(text("Hello!")), reply(text(SUMMARY)))
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _one_exchange(pilot, app, recorded)
-        await type_prompt(pilot, "/compact")
-        await wait_until(pilot, lambda: any(isinstance(e, ev.Compaction) for e in recorded))
-        await wait_until(pilot, lambda: app.conversation.compacting is None)
+        await _compact_after_one_exchange(pilot, app, recorded)
         await pilot.pause(0.05)
         shown = screen_text(app)
         assert "Conversation compacted (manual)" in shown
@@ -118,10 +123,7 @@ async def test_a_progress_event_arriving_after_compact_ended_leaves_no_live_line
     api.push(reply(text("Hello!")), reply(text(SUMMARY)))
     app, recorded = make_app(api, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _one_exchange(pilot, app, recorded)
-        await type_prompt(pilot, "/compact")
-        await wait_until(pilot, lambda: any(isinstance(e, ev.Compaction) for e in recorded))
-        await wait_until(pilot, lambda: app.conversation.compacting is None)
+        await _compact_after_one_exchange(pilot, app, recorded)
         await app.replay([ev.CompactionProgress(trigger="manual", output_tokens=194)])
         await pilot.pause(0.05)
         assert app.conversation.compacting is None
