@@ -22,6 +22,8 @@ from pathlib import Path
 STALE_AFTER = 30.0
 # Matches ranked at most (a one-letter query matches nearly every path).
 RANK_AT_MOST = 2000
+# Paths one regular-expression scan covers before the lock is offered back (about a millisecond).
+SCAN_BLOCK = 2000
 # Seconds ripgrep may take to list the files.
 LIST_TIMEOUT = 20.0
 
@@ -82,12 +84,26 @@ class FileIndex:
             found[line] = None
             position = starts[line + 1] if line + 1 < len(starts) else len(lower)
         if fuzzy and len(found) < limit:
-            position, matcher = 0, _subsequence(query)
-            while len(found) < rank_at_most and (match := matcher.search(lower, position)):
+            self._fuzzy(query, found, rank_at_most)
+        return sorted((paths[line] for line in found), key=lambda path: _rank(path, query))[:limit]
+
+
+    def _fuzzy(self, query: str, found: dict[int, None], rank_at_most: int) -> None:
+        """Add to `found` the lines holding `query`'s characters in order. The scan goes a block
+        of `SCAN_BLOCK` paths at a time: a regular expression keeps the interpreter's lock for
+        its whole scan, and between blocks the UI thread gets it back (a key waits a block, not
+        the whole list)."""
+        lower, starts = self._lower, self._starts
+        matcher = _subsequence(query)
+        for first in range(0, len(starts), SCAN_BLOCK):
+            position = starts[first]
+            end = starts[first + SCAN_BLOCK] if first + SCAN_BLOCK < len(starts) else len(lower)
+            while len(found) < rank_at_most and (match := matcher.search(lower, position, end)):
                 line = bisect_right(starts, match.start()) - 1
                 found[line] = None
                 position = starts[line + 1] if line + 1 < len(starts) else len(lower)
-        return sorted((paths[line] for line in found), key=lambda path: _rank(path, query))[:limit]
+            if len(found) >= rank_at_most:
+                return
 
 
 def _subsequence(query: str) -> re.Pattern[str]:

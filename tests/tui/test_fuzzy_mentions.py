@@ -51,3 +51,71 @@ async def test_typing_an_at_word_offers_the_folder_walk_then_files_found_anywher
         await pilot.press("down", "tab")
         await pilot.pause(0.05)
         assert app.prompt_input.text == f"look at {labels[1]} "
+
+
+class _HeldIndex(FileIndex):
+    """A file index whose first fuzzy search waits until the test lets it go, and which keeps
+    the words each fuzzy search was for."""
+
+    def __init__(self, cwd) -> None:
+        super().__init__(cwd)
+        import threading
+
+        self.release = threading.Event()
+        self.fuzzy_words: list[str] = []
+        self.quick_words: list[str] = []
+
+    def search(self, query, limit, *, fuzzy=True, rank_at_most=2000):
+        if not fuzzy:
+            self.quick_words.append(query)
+        else:
+            self.fuzzy_words.append(query)
+            self.release.wait(10)
+        return super().search(query, limit, fuzzy=fuzzy, rank_at_most=rank_at_most)
+
+
+async def test_keys_typed_while_a_search_runs_are_searched_for_once_as_the_newest_word(api, tmp_path):
+    # One search thread, one search at a time: a word typed on while one runs is searched for
+    # once it ends, as the word now typed, not once per key (each would hold the interpreter's
+    # lock against the keys' own handling).
+    _tree(tmp_path)
+    (tmp_path / ".git").mkdir()
+    app, _ = make_app(api, tmp_path)
+    offered = []
+    async with app.run_test(size=(100, 30), message_hook=offered.append) as pilot:
+        await wait_until(pilot, lambda: app.prompt_input._menu is not None)  # its own index, read
+        index = _HeldIndex(tmp_path)
+        index.refresh()
+        app.prompt_input._files = index
+        await pilot.press(*"@d")
+        await wait_until(pilot, lambda: index.fuzzy_words == ["d"])
+        await pilot.press(*"iscou")  # while the search for "d" is held
+        index.release.set()
+        await wait_until(pilot, lambda: any(getattr(m, "partial", None) == "discou" for m in offered))
+        assert index.fuzzy_words == ["d", "discou"]
+        assert not any(getattr(m, "partial", None) in ("d", "di", "dis", "disc", "disco") for m in offered)
+        labels = [str(app.prompt_input.menu.get_option_at_index(i).prompt)
+                  for i in range(app.prompt_input.menu.option_count)]
+        assert "@src/shop/pricing/discount_rules.py" in labels
+
+
+async def test_a_burst_of_keys_is_handled_once_for_the_text_it_leaves(api, tmp_path):
+    # Keys that arrive together are all applied before the first of their Changed messages is
+    # handled; the menu is worked out once, for the word they leave, not once per key.
+    from textual import events
+
+    _tree(tmp_path)
+    (tmp_path / ".git").mkdir()
+    app, _ = make_app(api, tmp_path)
+    offered = []
+    async with app.run_test(size=(100, 30), message_hook=offered.append) as pilot:
+        await wait_until(pilot, lambda: app.prompt_input._menu is not None)
+        index = _HeldIndex(tmp_path)
+        index.refresh()
+        index.release.set()
+        app.prompt_input._files = index
+        for key in ("at", *"discou"):
+            app.prompt_input.post_message(events.Key(key, "@" if key == "at" else key))
+        await wait_until(pilot, lambda: any(getattr(m, "partial", None) == "discou" for m in offered))
+        assert app.prompt_input.text == "@discou"
+        assert index.quick_words == ["discou"] and index.fuzzy_words == ["discou"]

@@ -96,8 +96,10 @@ class Tmux:
         if path:  # tmux leaves the socket file behind
             Path(path).unlink(missing_ok=True)
 
-    def wait_for(self, what: str | Callable[[str], bool], timeout: float = STEP, history: bool = False) -> str:
-        """Poll the pane until `what` is on it; the screen, or an error showing it."""
+    def wait_for(self, what: str | Callable[[str], bool], timeout: float = STEP, history: bool = False,
+                 every: float = 0.05) -> str:
+        """Poll the pane every `every` seconds until `what` is on it; the screen, or an error
+        showing it."""
         check = (lambda s: what in s) if isinstance(what, str) else what
         deadline = time.monotonic() + timeout
         while True:
@@ -106,7 +108,7 @@ class Tmux:
                 return shown
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out after {timeout}s waiting for {what!r}; the pane shows:\n{shown}")
-            time.sleep(0.05)
+            time.sleep(every)
 
     def prompt(self, words: str) -> None:
         """Type a prompt and send it with Enter, as a person would."""

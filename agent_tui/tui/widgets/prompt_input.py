@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,16 @@ class PromptInput(TextArea):
             self.partial = partial
             self.count = count
 
+    class _FilesFound(Message):
+        """The search thread's answer for `partial` (posted from that thread)."""
+
+        bubble = False
+
+        def __init__(self, partial: str, paths: list[str]) -> None:
+            super().__init__()
+            self.partial = partial
+            self.paths = paths
+
     def __init__(self, cwd: Path, commands: Callable[[], Sequence[SlashCommand]], *, id: str | None = None) -> None:
         super().__init__(
             id=id,
@@ -106,7 +117,13 @@ class PromptInput(TextArea):
         self.resource_mentions: Callable[[str], list[tuple[str, str]]] = lambda partial: []
         # The project's files for fuzzy `@` completion (read when first needed, `file_index.py`).
         self._files: FileIndex | None = None
-        self._searches = 0  # numbers each search; a thread gives up once a newer one started
+        # The newest `@` word the search thread is to look for, and whether that thread runs: one
+        # thread, one search at a time, each for the newest word (`_search_newest`).
+        self._wanted: str | None = None
+        # The text and cursor the last Changed message was handled for.
+        self._handled: tuple[str, tuple[int, int]] | None = None
+        self._searching = False
+        self._search_lock = threading.Lock()
         # "[Pasted N lines]" tokens in the text, and what each stands for.
         self._pastes: dict[str, str] = {}
 
@@ -213,6 +230,12 @@ class PromptInput(TextArea):
             self._menu.display = False
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        # Keys typed in a burst are all applied before the first of their Changed messages is
+        # handled: the first one shows the text as it now is, and the rest have nothing to add.
+        state = (self.document.text, self.cursor_location)
+        if state == self._handled:
+            return
+        self._handled = state
         self._update_completions()
         # A key typed, deleted or pasted shows now (a menu it opens comes with the next layout).
         self._echo()
@@ -279,34 +302,51 @@ class PromptInput(TextArea):
 
     def _search_files(self, partial: str) -> list[str]:
         """The project's files holding `partial` whole, found now (a millisecond or two); those
-        holding its characters in order follow from a thread, and the menu takes them if the
-        same word is still being typed (`file_index.py`)."""
-        from ..file_index import STALE_AFTER, FileIndex
+        holding its characters in order follow from the search thread, and the menu takes them
+        if the same word is still being typed (`file_index.py`)."""
+        from ..file_index import FileIndex
 
         if self._files is None:
             self._files = FileIndex(self.cwd)
         files = self._files
         # Ranking a few hundred keeps a keystroke quick (a letter or two matches thousands).
         quick = files.search(partial, MAX_FILE_CANDIDATES, fuzzy=False, rank_at_most=300) if files.read_at else []
-        self._searches += 1
-        this = self._searches
+        if len(quick) < MAX_FILE_CANDIDATES or files.stale:
+            with self._search_lock:
+                self._wanted = partial
+                start, self._searching = not self._searching, True
+            if start:  # after the frame showing `quick`: the thread would slow that frame down
+                self.call_after_refresh(
+                    self.run_worker, self._search_newest, thread=True, group="file-search", exit_on_error=False
+                )
+        return quick
 
-        def search() -> None:
-            # Keys typed faster than the searches run: only the newest word is searched for.
-            if this != self._searches:
-                return
+    def _search_newest(self) -> None:
+        """The search thread: search for the newest word asked for until none is waiting. Keys
+        typed faster than the searches run are searched for only as the newest word, so a burst
+        of keys costs one or two searches, not one per key, and no thread queue holds the
+        interpreter's lock from the keys' handling."""
+        from ..file_index import STALE_AFTER
+
+        files = self._files
+        assert files is not None
+        while True:
+            with self._search_lock:
+                partial, self._wanted = self._wanted, None
+                if partial is None:
+                    self._searching = False
+                    return
             if files.stale:  # or still being read after the first frame: wait for that read
                 files.refresh(unless_younger_than=STALE_AFTER)
             found = files.search(partial, MAX_FILE_CANDIDATES)
             if not found and files.age > FILES_RECHECK:  # nothing in a list read a while ago: new files?
                 files.refresh(unless_younger_than=FILES_RECHECK)
                 found = files.search(partial, MAX_FILE_CANDIDATES)
-            if this == self._searches:
-                self.app.call_from_thread(self._offer_files, partial, found)
+            if self._wanted is None:  # no newer word meanwhile
+                self.post_message(self._FilesFound(partial, found))
 
-        if len(quick) < MAX_FILE_CANDIDATES or files.stale:
-            self.run_worker(search, thread=True, exclusive=True, group="file-search", exit_on_error=False)
-        return quick
+    def _on_prompt_input__files_found(self, message: _FilesFound) -> None:
+        self._offer_files(message.partial, message.paths)
 
     def _offer_files(self, partial: str, paths: list[str]) -> None:
         """Add the files found for `partial` after the folder walk's candidates."""
