@@ -15,7 +15,7 @@ import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterable
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,50 @@ def _tail_split(events: list) -> int:
     return starts[-TAIL_PROMPTS] if len(starts) > TAIL_PROMPTS else 0
 
 
+class InputFirstQueue(asyncio.Queue):
+    """The app's message queue, input first (docs/architecture.md §8): a key, a click or a paste
+    goes ahead of the engine's batches and the callbacks already waiting, behind the input that
+    came before it. A key typed during a tool burst then waits for the message being handled,
+    not for every batch queued before it."""
+
+    def _init(self, maxsize: int) -> None:
+        super()._init(maxsize)
+        self._inputs = 0  # how many input events are at the queue's front
+
+    def _put(self, item: Any) -> None:
+        if isinstance(item, (events.InputEvent, events.Paste)):
+            self._queue.insert(self._inputs, item)  # type: ignore[attr-defined]
+            self._inputs += 1
+        else:
+            self._queue.append(item)  # type: ignore[attr-defined]
+
+    def _get(self) -> Any:
+        if self._inputs:
+            self._inputs -= 1
+        return self._queue.popleft()  # type: ignore[attr-defined]
+
+
+# Frames a screen update waits at most while input is pending (a frame each ~16 ms).
+FRAMES_INPUT_FIRST = 3
+
+
+class InputFirstScreen(Screen):
+    """The app's screen, whose next frame waits while a key is on its way (docs/architecture.md
+    §8): a frame of a tool burst lays out and draws 30-100 ms of rows, and a key typed meanwhile
+    would wait for it, then draw at once (`PromptInput._echo`). At most `FRAMES_INPUT_FIRST`
+    frames in a row wait, so steady typing never stops the screen."""
+
+    _frames_waited = 0
+
+    def _on_timer_update(self) -> None:
+        app = self.app
+        if self._frames_waited < FRAMES_INPUT_FIRST and isinstance(app, AgentApp) and app.input_pending():
+            self._frames_waited += 1
+            return  # the update timer stays armed: the next tick draws
+        self._frames_waited = 0
+        super()._on_timer_update()
+
+
 class AgentApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui"
@@ -93,6 +137,19 @@ class AgentApp(App[int], inherit_bindings=False):
         # Shown once, at the footer's right end (Textual's Footer puts the palette's key there).
         Binding("ctrl+p", "command_palette", "Commands", priority=True, show=False, id="app.command_palette"),
     ]
+
+    @cached_property
+    def _message_queue(self) -> asyncio.Queue:  # Textual's own queue, with input first
+        return InputFirstQueue()
+
+    def get_default_screen(self) -> Screen:
+        return InputFirstScreen(id="_default")
+
+    def input_pending(self) -> bool:
+        """Whether a key, click or paste waits in the app's queue, or anything in the focused
+        widget's (a key passed on to it, or the change it made)."""
+        focused = self.focused
+        return bool(self._message_queue._inputs) or (focused is not None and not focused._message_queue.empty())
 
     def __init__(
         self,
