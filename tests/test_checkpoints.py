@@ -223,3 +223,32 @@ async def test_the_history_a_prompt_starts_from_is_digested_off_the_event_loops_
 
     assert [c.history_len for c in resumed.checkpoints.list()] == [0, 2, 4]
     assert on_loop == []
+
+
+async def test_snapshots_run_off_the_event_loop_and_a_tool_waits_for_its_prompts_checkpoint(api, project, monkeypatch):
+    # A snapshot walks the whole working tree (a second or so in a 50,000-file project): it runs in
+    # the checkpoints' thread, and the prompt's first tool waits for it, so the checkpoint holds the
+    # files as they were before the prompt even when the snapshot is slower than the model.
+    import threading
+    import time
+
+    loop_thread = threading.get_ident()
+    taken: list[tuple[str, bool]] = []
+    real = Checkpoints.snapshot
+
+    def slow_snapshot(self, message):
+        time.sleep(0.3)
+        taken.append((message, threading.get_ident() == loop_thread))
+        return real(self, message)
+
+    monkeypatch.setattr(Checkpoints, "snapshot", slow_snapshot)
+    api.push(reply(tool_use("Write", {"file_path": str(project / "new.py"), "content": "NEW = 1\n"}, id="toolu_w")),
+             reply(text("wrote it")))
+    session = make_session(api.url, project, policy=PermissionPolicy(mode="bypassPermissions"), persist=True)
+    await session.submit("write new.py")
+    assert (project / "new.py").read_text() == "NEW = 1\n"
+    assert taken == [("before prompt 1", False), ("after prompt 1", False)]
+    [checkpoint] = session.checkpoints.list()
+    assert checkpoint.after is not None  # the prompt ended once its 'after' snapshot was taken
+    assert session.checkpoints.changes(checkpoint) == ["new.py"]  # not in the 'before' commit
+    await session.aclose()

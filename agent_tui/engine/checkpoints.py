@@ -15,6 +15,7 @@ per session beside the shadow repository, so it survives `-c` / `-r`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import hashlib
@@ -24,7 +25,8 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +112,17 @@ class Checkpoints:
         self._list: list[Checkpoint] | None = None
         self._digest = HistoryDigest()
         self.problem: str | None = None
+        # Snapshots asked for by the prompts run here, in order, off the caller's thread (`later`);
+        # the newest one's future says when all are taken.
+        self._worker: ThreadPoolExecutor | None = None
+        self._last: Future[None] | None = None
+        self._worker_thread: int | None = None
+        # The list and its file, changed by the caller's thread and the snapshots' alike.
+        self._guard = threading.RLock()
+        # Told when a snapshot in the thread fails (the front end says checkpoints are off).
+        self.on_problem: Callable[[str], None] | None = None
+        # Files over the size cap last time: checked again each time (they may have shrunk).
+        self._large_before: list[str] = []
 
     @property
     def session_id(self) -> str:
@@ -133,18 +146,20 @@ class Checkpoints:
         checkpoints.current_id = lambda: session.session_id
 
         def on_event(event: ev.Event) -> None:
+            # On the event loop: the snapshots themselves run in the checkpoints' thread (`later`),
+            # and a tool waits for them before it runs (`Session.files_checkpointed`).
             if event.parent_tool_use_id is not None:
                 return
-            try:
-                if isinstance(event, ev.UserMessage) and not event.notification:
-                    checkpoints.begin(event.text, session.history, event.uuid or None)
-                elif isinstance(event, ev.QueryFinished):
-                    checkpoints.end()
-            except (CheckpointError, OSError) as exc:
-                if checkpoints.problem is None:
-                    session.bus.publish(ev.Notice(kind="warning", message=f"Checkpoints are off: {exc}"))
-                checkpoints.problem = str(exc)
+            if isinstance(event, ev.UserMessage) and not event.notification:
+                checkpoints.later(checkpoints.take_before, checkpoints.open(event.text, session.history,
+                                                                            event.uuid or None))
+            elif isinstance(event, ev.QueryFinished):
+                checkpoints.later(checkpoints.end)
 
+        def on_problem(message: str) -> None:
+            session.bus.publish(ev.Notice(kind="warning", message=f"Checkpoints are off: {message}"))
+
+        checkpoints.on_problem = on_problem
         session.bus.add_listener(on_event)
         threading.Thread(target=checkpoints.warm, name="checkpoints-warm-up", daemon=True).start()
         return checkpoints
@@ -156,19 +171,65 @@ class Checkpoints:
         return self.git_dir / "sessions" / f"{self.session_id}.json"
 
     def list(self) -> list[Checkpoint]:
-        if self._list is None:
-            try:
-                rows = json.loads(self._list_path.read_text())
-                self._list = [Checkpoint(**row) for row in rows]
-            except (OSError, ValueError, TypeError):
-                self._list = []
-        return self._list
+        """The session's checkpoints, once the snapshots asked for so far are taken."""
+        self.settle()
+        return self._loaded()
+
+    def _loaded(self) -> list[Checkpoint]:
+        with self._guard:
+            if self._list is None:
+                try:
+                    rows = json.loads(self._list_path.read_text())
+                    self._list = [Checkpoint(**row) for row in rows]
+                except (OSError, ValueError, TypeError):
+                    self._list = []
+            return self._list
 
     def _save(self) -> None:
-        self._list_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._list_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps([asdict(c) for c in self.list()]))
-        os.replace(tmp, self._list_path)
+        with self._guard:
+            self._list_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._list_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps([asdict(c) for c in self._loaded()]))
+            os.replace(tmp, self._list_path)
+
+    # ------------------------------------------------------------ the snapshots' thread
+
+    def later(self, job: Callable[..., Any], *args: Any) -> None:
+        """Run `job(*args)` in the checkpoints' own thread, after the jobs asked for before it.  A
+        snapshot walks the whole working tree (a second or so in a 50,000-file project), which the
+        event loop's thread must not wait for (docs/architecture.md §3); a failure turns
+        checkpoints off, as one in the caller's thread would."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoints")
+        try:  # where a failure is told: the caller's event loop, if it runs one
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self._last = self._worker.submit(self._run_job, job, args, loop)
+
+    def _run_job(self, job: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop | None) -> None:
+        self._worker_thread = threading.get_ident()
+        try:
+            job(*args)
+        except (CheckpointError, OSError) as exc:
+            if self.problem is None and self.on_problem is not None:
+                if loop is None:
+                    self.on_problem(str(exc))
+                else:
+                    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                        loop.call_soon_threadsafe(self.on_problem, str(exc))
+            self.problem = str(exc)
+
+    @property
+    def pending(self) -> bool:
+        """Whether a snapshot asked for is not taken yet."""
+        return self._last is not None and not self._last.done()
+
+    def settle(self) -> None:
+        """Wait until the snapshots asked for so far are taken (not from their own thread)."""
+        last = self._last
+        if last is not None and threading.get_ident() != self._worker_thread:
+            last.result()
 
     def digest_ahead(self, history: list[Any]) -> None:
         """Hash `history` now, in a worker thread, so that the next prompt's checkpoint (which
@@ -178,20 +239,44 @@ class Checkpoints:
 
     def begin(self, prompt: str, history: list[Any], uuid: str | None = None) -> Checkpoint:
         """The checkpoint of a prompt about to run: the files now, the conversation before it."""
-        checkpoints = self.list()
-        commit = self.snapshot(f"before prompt {len(checkpoints) + 1}")
-        checkpoint = Checkpoint(len(checkpoints) + 1, prompt, commit, len(history), self._digest(history),
-                                time.time(), uuid=uuid)
-        checkpoints.append(checkpoint)
-        self._save()
+        self.settle()
+        checkpoint = self.open(prompt, history, uuid)
+        self.take_before(checkpoint)
         return checkpoint
+
+    def open(self, prompt: str, history: list[Any], uuid: str | None = None) -> Checkpoint:
+        """A prompt's checkpoint in the list: the conversation before it, which is as it is only
+        now; its files' commit follows (`take_before`)."""
+        with self._guard:
+            checkpoints = self._loaded()
+            checkpoint = Checkpoint(len(checkpoints) + 1, prompt, "", len(history), self._digest(history),
+                                    time.time(), uuid=uuid)
+            checkpoints.append(checkpoint)
+        return checkpoint
+
+    def take_before(self, checkpoint: Checkpoint) -> None:
+        """The files before `checkpoint`'s prompt; without them it leaves the list."""
+        try:
+            commit = self.snapshot(f"before prompt {checkpoint.index}")
+        except BaseException:
+            with self._guard:
+                if checkpoint in self._loaded():
+                    self._loaded().remove(checkpoint)
+            raise
+        with self._guard:
+            checkpoint.commit = commit
+            self._save()
 
     def end(self) -> None:
         """The prompt ended: what the files are now is agent-tui's doing."""
-        checkpoints = self.list()
-        if checkpoints and checkpoints[-1].after is None:
-            checkpoints[-1].after = self.snapshot(f"after prompt {checkpoints[-1].index}")
-            self._save()
+        with self._guard:
+            checkpoints = self._loaded()
+            last = checkpoints[-1] if checkpoints and checkpoints[-1].after is None else None
+        if last is not None:
+            after = self.snapshot(f"after prompt {last.index}")
+            with self._guard:
+                last.after = after
+                self._save()
 
     def find(self, uuid: str) -> Checkpoint | None:
         """The checkpoint of the prompt whose uuid is `uuid`."""
@@ -266,7 +351,9 @@ class Checkpoints:
 
     def forget_from(self, checkpoint: Checkpoint) -> None:
         """The conversation went back to before `checkpoint`: its prompt and the later ones are gone."""
-        self._list = [c for c in self.list() if c.index < checkpoint.index]
+        kept = [c for c in self.list() if c.index < checkpoint.index]
+        with self._guard:
+            self._list = kept
         self._mark_current()
 
     def _mark_current(self) -> None:
@@ -274,7 +361,9 @@ class Checkpoints:
         made outside agent-tui."""
         checkpoints = self.list()
         if checkpoints and checkpoints[-1].after is not None:
-            checkpoints[-1].after = self.snapshot("after rewind")
+            after = self.snapshot("after rewind")
+            with self._guard:
+                checkpoints[-1].after = after
         self._save()
 
     # ------------------------------------------------------------ git
@@ -308,13 +397,21 @@ class Checkpoints:
     def _stage(self) -> None:
         """The shadow index made to match the working tree (ignored and large files left out)."""
         self._init()
-        candidates = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
-        large = [path for path in filter(None, candidates) if self._large(self.cwd / path)]
-        exclude = "".join("/" + "".join("\\" + c if c in _GLOB_SPECIAL else c for c in p) + "\n" for p in large)
         # The project's own excludes count as its .gitignore does (read, never written).
+        own = ""
         with contextlib.suppress(OSError, UnicodeDecodeError):
-            exclude = (self.cwd / ".git" / "info" / "exclude").read_text(encoding="utf-8") + "\n" + exclude
-        (self.git_dir / "info" / "exclude").write_text(exclude)
+            own = (self.cwd / ".git" / "info" / "exclude").read_text(encoding="utf-8") + "\n"
+        exclude_file = self.git_dir / "info" / "exclude"
+        exclude_file.write_text(own)
+        # Only a file new to the shadow index, or changed since it was staged, can be over the cap
+        # now: one staged before was under it then (a stat of every file took most of a snapshot).
+        new = self._git("ls-files", "-z", "--others", "--exclude-standard").split("\0")
+        changed = self._git("diff-files", "-z", "--name-only").split("\0")
+        maybe = dict.fromkeys(filter(None, [*self._large_before, *new, *changed]))
+        large = [path for path in maybe if self._large(self.cwd / path)]
+        self._large_before = large
+        exclude_file.write_text(own + "".join(
+            "/" + "".join("\\" + c if c in _GLOB_SPECIAL else c for c in p) + "\n" for p in large))
         if large:
             self._git("rm", "-q", "-f", "--cached", "--ignore-unmatch", "--", *(f":(literal){p}" for p in large))
         self._git("add", "-A", "--ignore-errors", ".", check=False)

@@ -897,6 +897,7 @@ class Session(FrontDoor):
             with contextlib.suppress(Exception):
                 await self.hooks.run("SessionEnd", {"reason": reason})
         await self.background_agents.aclose()
+        await self.files_checkpointed()
         shells = list(self._background_shells.values())
         await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
         if self._watcher is not None:
@@ -934,7 +935,8 @@ class Session(FrontDoor):
                 outcome = await run_shell_command(
                     command, tools=self.tools, policy=self.policy, emit=self.bus.publish,
                     make_context=self.make_context, hooks=self.hooks, abort=self._abort,
-                    options=ExecutorOptions(denials=self.permission_denials, clock=self.options.clock))
+                    options=ExecutorOptions(denials=self.permission_denials, clock=self.options.clock,
+                                            before_tool=self.files_checkpointed))
             finally:
                 self._running = False
         if outcome.ran:
@@ -970,6 +972,13 @@ class Session(FrontDoor):
         """The Agent tool's `run_in_background`: the subagent runs beside the conversation."""
         return self.background_agents.launch(agent, input, ctx)
 
+    async def files_checkpointed(self) -> None:
+        """The checkpoints' snapshots asked for so far are taken (in a thread of their own,
+        engine/checkpoints.py): before a tool runs (mostly done while the model still writes the
+        call), when a prompt ends, and when the session closes."""
+        if self.checkpoints is not None and self.checkpoints.pending:
+            await asyncio.to_thread(self.checkpoints.settle)
+
     def make_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(
             cwd=self.cwd,
@@ -994,7 +1003,10 @@ class Session(FrontDoor):
         queued = self._lock.locked()
         async with self._lock:
             with self._rules_allowed(allowed_tools):
-                return await self._run(prompt, queued, prompt_id or str(uuid.uuid4()))
+                terminal = await self._run(prompt, queued, prompt_id or str(uuid.uuid4()))
+            # The prompt ends once its checkpoint of the files as it left them is taken.
+            await self.files_checkpointed()
+            return terminal
 
     async def expand_command(self, command: CustomCommand, arguments: str = "") -> str:
         """A custom command's prompt: its arguments filled in, then each ``!`cmd` `` run (under its
@@ -1049,6 +1061,7 @@ class Session(FrontDoor):
                 max_concurrency=self.options.max_concurrency,
                 denials=self.permission_denials,
                 clock=self.options.clock,
+                before_tool=self.files_checkpointed,
             ),
             usage_totals=usage,
             usage_by_model=by_model,

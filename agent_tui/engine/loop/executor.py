@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,9 @@ class ExecutorOptions:
     denials: list[PermissionDenial] = field(default_factory=list)
     # What tool durations are measured with: front ends show them, and tests step a manual clock.
     clock: Callable[[], float] = time.monotonic
+    # Awaited just before each tool runs: the session waits there for the prompt's checkpoint of
+    # the files, taken in a thread of its own (engine/checkpoints.py).
+    before_tool: Callable[[], Awaitable[None]] | None = None
 
 
 class StreamingToolExecutor:
@@ -267,6 +270,8 @@ class StreamingToolExecutor:
             return
         if not await self._permitted(t, tool, ctx, pre):
             return
+        if self._options.before_tool is not None:
+            await self._options.before_tool()
         t.status = "running"
         t.started = self._options.clock()
         self._emit(ev.ToolStarted(tool_use_id=t.id, name=t.name))
