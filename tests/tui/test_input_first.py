@@ -49,3 +49,32 @@ async def test_the_app_handles_a_key_before_batches_queued_ahead_of_it(api, tmp_
         await wait_until(pilot, lambda: "batch 4" in handled and app.prompt_input.text == "x")
         order = [h for h in handled if h.startswith(("batch", "key x"))]
         assert order[0] == "key x" and order[1:6] == [f"batch {n}" for n in range(5)]
+
+
+async def test_a_frame_waits_while_input_is_pending_three_ticks_at_most(api, tmp_path, monkeypatch):
+    from textual.screen import Screen
+
+    from agent_tui.tui.app import FRAMES_INPUT_FIRST, InputFirstScreen
+
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.prompt_input.has_focus)
+        screen = app.screen
+        assert isinstance(screen, InputFirstScreen)
+        ticks: list[bool] = []  # each tick: whether it drew
+        monkeypatch.setattr(Screen, "_on_timer_update", lambda self: ticks.__setitem__(-1, True))
+        pending = True
+        monkeypatch.setattr(app, "input_pending", lambda: pending)
+
+        def tick() -> None:
+            ticks.append(False)
+            screen._on_timer_update()
+
+        for _ in range(8):
+            tick()
+        # Steady typing never stops the screen: every fourth tick draws.
+        assert FRAMES_INPUT_FIRST == 3 and ticks == [False, False, False, True] * 2
+        pending, ticks[:] = False, []
+        for _ in range(3):
+            tick()
+        assert ticks == [True, True, True]
