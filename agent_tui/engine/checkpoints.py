@@ -220,6 +220,12 @@ class Checkpoints:
                         loop.call_soon_threadsafe(self.on_problem, str(exc))
             self.problem = str(exc)
 
+    def close(self) -> None:
+        """Let the snapshots' thread go once the jobs asked for are done (a later job starts another)."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=False)
+
     @property
     def pending(self) -> bool:
         """Whether a snapshot asked for is not taken yet."""

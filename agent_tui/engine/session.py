@@ -898,6 +898,8 @@ class Session(FrontDoor):
                 await self.hooks.run("SessionEnd", {"reason": reason})
         await self.background_agents.aclose()
         await self.files_checkpointed()
+        if self.checkpoints is not None:
+            self.checkpoints.close()
         shells = list(self._background_shells.values())
         await asyncio.gather(*(shell.stop() for shell in shells), return_exceptions=True)
         if self._watcher is not None:
