@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from agent_tui.tui.file_index import FileIndex
 
 from .helpers import make_app, wait_until
@@ -40,11 +42,9 @@ async def test_typing_an_at_word_offers_the_folder_walk_then_files_found_anywher
     offered = []
     async with app.run_test(size=(100, 30), message_hook=offered.append) as pilot:
         await pilot.press(*"look at @disc")
-        await wait_until(pilot, lambda: app.prompt_input.menu_open and any(
-            getattr(m, "partial", None) == "disc" for m in offered))
+        await wait_until(pilot, lambda: app.prompt_input.menu_open and _offered(offered, "disc"))
         await pilot.pause(0.05)
-        labels = [str(app.prompt_input.menu.get_option_at_index(i).prompt)
-                  for i in range(app.prompt_input.menu.option_count)]
+        labels = _labels(app)
         assert labels[0] == "@discover.txt"  # the folder walk's answer first
         assert "@src/shop/pricing/discount_rules.py" in labels and "@docs/discounts.md" in labels
         assert not any("build/" in label for label in labels)
@@ -74,29 +74,46 @@ class _HeldIndex(FileIndex):
         return super().search(query, limit, fuzzy=fuzzy, rank_at_most=rank_at_most)
 
 
-async def test_keys_typed_while_a_search_runs_are_searched_for_once_as_the_newest_word(api, tmp_path):
-    # One search thread, one search at a time: a word typed on while one runs is searched for
-    # once it ends, as the word now typed, not once per key (each would hold the interpreter's
-    # lock against the keys' own handling).
+@contextlib.asynccontextmanager
+async def _app_with_held_index(api, tmp_path, *, held: bool):
+    """The app on `_tree`, its file index replaced by a `_HeldIndex` (its first fuzzy search held
+    when `held`), and the messages it handled."""
     _tree(tmp_path)
     (tmp_path / ".git").mkdir()
     app, _ = make_app(api, tmp_path)
-    offered = []
+    offered: list = []
     async with app.run_test(size=(100, 30), message_hook=offered.append) as pilot:
         await wait_until(pilot, lambda: app.prompt_input._menu is not None)  # its own index, read
         index = _HeldIndex(tmp_path)
         index.refresh()
+        if not held:
+            index.release.set()
         app.prompt_input._files = index
+        yield app, pilot, index, offered
+
+
+def _offered(offered: list, partial: str) -> bool:
+    return any(getattr(m, "partial", None) == partial for m in offered)
+
+
+def _labels(app) -> list[str]:
+    menu = app.prompt_input.menu
+    return [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
+
+
+async def test_keys_typed_while_a_search_runs_are_searched_for_once_as_the_newest_word(api, tmp_path):
+    # One search thread, one search at a time: a word typed on while one runs is searched for
+    # once it ends, as the word now typed, not once per key (each would hold the interpreter's
+    # lock against the keys' own handling).
+    async with _app_with_held_index(api, tmp_path, held=True) as (app, pilot, index, offered):
         await pilot.press(*"@d")
         await wait_until(pilot, lambda: index.fuzzy_words == ["d"])
         await pilot.press(*"iscou")  # while the search for "d" is held
         index.release.set()
-        await wait_until(pilot, lambda: any(getattr(m, "partial", None) == "discou" for m in offered))
+        await wait_until(pilot, lambda: _offered(offered, "discou"))
         assert index.fuzzy_words == ["d", "discou"]
-        assert not any(getattr(m, "partial", None) in ("d", "di", "dis", "disc", "disco") for m in offered)
-        labels = [str(app.prompt_input.menu.get_option_at_index(i).prompt)
-                  for i in range(app.prompt_input.menu.option_count)]
-        assert "@src/shop/pricing/discount_rules.py" in labels
+        assert not any(_offered(offered, word) for word in ("d", "di", "dis", "disc", "disco"))
+        assert "@src/shop/pricing/discount_rules.py" in _labels(app)
 
 
 async def test_a_burst_of_keys_is_handled_once_for_the_text_it_leaves(api, tmp_path):
@@ -104,18 +121,9 @@ async def test_a_burst_of_keys_is_handled_once_for_the_text_it_leaves(api, tmp_p
     # handled; the menu is worked out once, for the word they leave, not once per key.
     from textual import events
 
-    _tree(tmp_path)
-    (tmp_path / ".git").mkdir()
-    app, _ = make_app(api, tmp_path)
-    offered = []
-    async with app.run_test(size=(100, 30), message_hook=offered.append) as pilot:
-        await wait_until(pilot, lambda: app.prompt_input._menu is not None)
-        index = _HeldIndex(tmp_path)
-        index.refresh()
-        index.release.set()
-        app.prompt_input._files = index
+    async with _app_with_held_index(api, tmp_path, held=False) as (app, pilot, index, offered):
         for key in ("at", *"discou"):
             app.prompt_input.post_message(events.Key(key, "@" if key == "at" else key))
-        await wait_until(pilot, lambda: any(getattr(m, "partial", None) == "discou" for m in offered))
+        await wait_until(pilot, lambda: _offered(offered, "discou"))
         assert app.prompt_input.text == "@discou"
         assert index.quick_words == ["discou"] and index.fuzzy_words == ["discou"]
