@@ -309,7 +309,7 @@ def turns_run(launch: Launcher, url: str, work: Path, history: int) -> dict[str,
         for k in range(LIVE_TURNS):
             app.submit(f"go on {k}")
             since = len(app.output)
-            cpu0, t0 = app.cpu(), time.monotonic()
+            cpu0, t0 = app.cpu_mark(), time.monotonic()
 
             def answered(start: int = max(since - 20, 0)) -> bool:
                 found = {m.group(1) for m in _DONE.finditer(app.output, start)} - seen
@@ -318,9 +318,9 @@ def turns_run(launch: Launcher, url: str, work: Path, history: int) -> dict[str,
 
             t1 = app.wait_for(answered, "the answer's last line")
             app.settle(0.3, 0.3)
-            cpus.append(app.cpu() - cpu0)
+            cpus.append(app.cpu_since(cpu0))
             walls.append(t1 - t0)
-        print(f"    {history} turns: CPU per prompt " + " ".join(f"{c:.2f}" for c in cpus) + ", to the last line "
+        print(f"    {history} turns: CPU per prompt " + " ".join(f"{c:.3f}" for c in cpus) + ", to the last line "
               + " ".join(f"{w:.2f}" for w in walls), flush=True)
         return {f"turn_cpu_{history}": statistics.median(cpus), f"turn_wall_{history}": statistics.median(walls)}
 

@@ -16,6 +16,7 @@ the last line of an answer for both programs in the same way.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -177,6 +178,19 @@ def live_cpu(pid: int) -> float:
     return total / 1e9
 
 
+def _threads_ns(pid: int) -> dict[str, int]:
+    """Each live thread's CPU in nanoseconds (/proc/PID/task/*/schedstat), by thread id."""
+    found = {}
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as f:
+                    found[task] = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
 def _proc_status(pid: int, key: str) -> float:
     """A memory figure of /proc/PID/status in MB (VmRSS now, VmHWM peak)."""
     with open(f"/proc/{pid}/status") as f:
@@ -292,6 +306,22 @@ class PtyApp:
 
     def cpu(self) -> float:
         return _proc_cpu(self.pid)
+
+    def cpu_mark(self) -> tuple[float, dict[str, int]]:
+        """A point to measure CPU from (`cpu_since`)."""
+        return _proc_cpu(self.pid), _threads_ns(self.pid)
+
+    def cpu_since(self, mark: tuple[float, dict[str, int]]) -> float:
+        """CPU seconds since `mark`: to the nanosecond from each thread's scheduler counter, unless a
+        thread of the mark has ended or the 10 ms ticks of /proc/PID/stat (which count ended threads
+        too) say two ticks more (a thread started and ended in between); then the ticks."""
+        ticks, before = mark
+        now = _threads_ns(self.pid)
+        coarse = _proc_cpu(self.pid) - ticks
+        if not before.keys() <= now.keys():
+            return coarse
+        fine = sum(ns - before.get(task, 0) for task, ns in now.items()) / 1e9
+        return coarse if coarse - fine > 0.02 else fine
 
     def rss_mb(self) -> float:
         return _proc_status(self.pid, "VmRSS")
