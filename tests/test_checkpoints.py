@@ -252,3 +252,38 @@ async def test_snapshots_run_off_the_event_loop_and_a_tool_waits_for_its_prompts
     assert checkpoint.after is not None  # the prompt ended once its 'after' snapshot was taken
     assert session.checkpoints.changes(checkpoint) == ["new.py"]  # not in the 'before' commit
     await session.aclose()
+
+
+async def test_the_conversation_goes_back_past_old_tool_results_cleared_since(api, project):
+    # Past 30% of the window here (60% by default) old tool results are cleared in the history
+    # itself: the conversation before a prompt is still the same conversation, its old results
+    # now cleared, and a rewind takes it back; a change to what was said is not.
+    from agent_tui.engine.context.pipeline import CLEARED_RESULT
+    from agent_tui.engine.context.window import CompactionSettings
+    from tests.test_context_compaction import write_notes
+
+    paths = write_notes(project, 7)
+    api.push(*(reply(tool_use("Read", {"file_path": str(paths[n])}, id=f"toolu_a{n}")) for n in range(3)),
+             reply(text("three read")),
+             *(reply(tool_use("Read", {"file_path": str(paths[n])}, id=f"toolu_b{n}")) for n in range(3, 7)),
+             reply(text("seven read")))
+    session = make_session(api.url, project, context_window=40_000, persist=True,
+                           policy=PermissionPolicy(mode="bypassPermissions"),
+                           compaction=CompactionSettings(microcompact_percent=30, microcompact_keep=3,
+                                                         threshold_percent=95))
+    await session.submit("read three")
+    await session.submit("read four more")
+    results = [b["content"] for m in session.history if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result"]
+    assert results[0] == CLEARED_RESULT  # the first prompt's results, cleared during the second
+    second = session.checkpoints.list()[1]
+    assert second.history_len == 8
+
+    done = rewind(session, second, code=False)
+
+    assert done.conversation and len(session.history) == 8
+    assert session.history[-1]["content"][-1]["text"] == "three read"
+    said = [dict(m) for m in session.history]
+    said[0] = {**said[0], "content": "read something else"}
+    assert session.checkpoints.conversation_at(second, said) is None
+    await session.aclose()

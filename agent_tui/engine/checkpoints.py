@@ -64,10 +64,37 @@ class Checkpoint:
     after: str | None = None
     # The prompt's uuid (`user_message`): how a program names it (`rewind_files`).
     uuid: str | None = None
+    # The digest of the conversation's shape before the prompt (`conversation_shape`): it still
+    # matches once old tool results were cleared (None in checkpoints made before it existed).
+    history_shape: str | None = None
 
 
 def history_digest(history: list[Any]) -> str:
     return hashlib.sha256(json.dumps(history, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def message_shape(message: Any) -> Any:
+    """`message` without what clearing old context changes in place (docs/architecture.md §3):
+    a tool result's content (cleared or shortened) and a thinking block's text and signature.
+    What was said and which tools were called stay."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    blocks = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "tool_result":
+            blocks.append({"type": kind, "tool_use_id": block.get("tool_use_id")})
+        elif kind in ("thinking", "redacted_thinking"):
+            blocks.append({"type": kind})
+        else:
+            blocks.append(block)
+    return {**message, "content": blocks}
+
+
+def conversation_shape(history: list[Any]) -> str:
+    """The digest of `history`'s shape (`message_shape` of each message)."""
+    return history_digest([message_shape(m) for m in history])
 
 
 class HistoryDigest:
@@ -77,7 +104,9 @@ class HistoryDigest:
     again.  The JSON of a list is its items' JSON joined by ", " inside brackets, so the digest is
     the same as hashing the whole dump."""
 
-    def __init__(self) -> None:
+    def __init__(self, shape: Callable[[Any], Any] | None = None) -> None:
+        # What is hashed of each message: the message, or its `shape`.
+        self._shape = shape
         self._items: list[Any] = []
         self._states = [hashlib.sha256(b"[")]
         # A worker thread may hash a history ahead (`Checkpoints.digest_ahead`) as a prompt begins.
@@ -92,7 +121,8 @@ class HistoryDigest:
         states = self._states[: kept + 1]
         for n in range(kept, len(history)):
             state = states[-1].copy()
-            state.update(((", " if n else "") + json.dumps(history[n], sort_keys=True, default=str)).encode())
+            item = history[n] if self._shape is None else self._shape(history[n])
+            state.update(((", " if n else "") + json.dumps(item, sort_keys=True, default=str)).encode())
             states.append(state)
         self._items, self._states = list(history), states
         final = states[-1].copy()
@@ -111,6 +141,7 @@ class Checkpoints:
         self.max_file_bytes = max_file_bytes
         self._list: list[Checkpoint] | None = None
         self._digest = HistoryDigest()
+        self._shape = HistoryDigest(message_shape)
         self.problem: str | None = None
         # Snapshots asked for by the prompts run here, in order, off the caller's thread (`later`);
         # the newest one's future says when all are taken.
@@ -242,6 +273,7 @@ class Checkpoints:
         digests the history it starts from on the event loop's thread) hashes only what is new
         (a resumed session's whole history; one whose old results were cleared)."""
         self._digest(history)
+        self._shape(history)
 
     def begin(self, prompt: str, history: list[Any], uuid: str | None = None) -> Checkpoint:
         """The checkpoint of a prompt about to run: the files now, the conversation before it."""
@@ -256,7 +288,7 @@ class Checkpoints:
         with self._guard:
             checkpoints = self._loaded()
             checkpoint = Checkpoint(len(checkpoints) + 1, prompt, "", len(history), self._digest(history),
-                                    time.time(), uuid=uuid)
+                                    time.time(), uuid=uuid, history_shape=self._shape(history))
             checkpoints.append(checkpoint)
         return checkpoint
 
@@ -344,12 +376,17 @@ class Checkpoints:
         return [path for _, path in changes]
 
     def conversation_at(self, checkpoint: Checkpoint, history: list[Any]) -> list[Any] | None:
-        """The conversation as it was just before `checkpoint`'s prompt; None when it can no
-        longer be told (the conversation was compacted or replaced since)."""
+        """The conversation as it was just before `checkpoint`'s prompt, as it is now (old tool
+        results cleared since stay cleared); None when it can no longer be told (the conversation
+        was compacted or replaced since)."""
         before = history[: checkpoint.history_len]
-        if len(before) != checkpoint.history_len or history_digest(before) != checkpoint.history_digest:
+        if len(before) != checkpoint.history_len:
             return None
-        return list(before)
+        if history_digest(before) == checkpoint.history_digest:
+            return list(before)
+        if checkpoint.history_shape is not None and conversation_shape(before) == checkpoint.history_shape:
+            return list(before)
+        return None
 
     def rewind(self, session: Any, checkpoint: Checkpoint, *, code: bool = True, conversation: bool = True) -> Rewound:
         """`rewind(session, ...)` for a front end that holds only the session (`session.checkpoints`)."""
