@@ -242,7 +242,7 @@ class Checkpoints:
         self._worker_thread = threading.get_ident()
         try:
             job(*args)
-        except (CheckpointError, OSError) as exc:
+        except Exception as exc:  # git failed, or a bug: checkpoints go off; the prompt's tools still run
             if self.problem is None and self.on_problem is not None:
                 if loop is None:
                     self.on_problem(str(exc))

@@ -87,7 +87,6 @@ class FileIndex:
             self._fuzzy(query, found, rank_at_most)
         return sorted((paths[line] for line in found), key=lambda path: _rank(path, query))[:limit]
 
-
     def _fuzzy(self, query: str, found: dict[int, None], rank_at_most: int) -> None:
         """Add to `found` the lines holding `query`'s characters in order. The scan goes a block
         of `SCAN_BLOCK` paths at a time: a regular expression keeps the interpreter's lock for
