@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agent_tui.engine.loop.query import TerminalReason
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.tools.edit import UNDECODABLE_MESSAGE
@@ -123,3 +125,22 @@ def test_a_transcript_line_with_a_lone_surrogate_loads_it_as_a_replacement_eithe
     assert texts == ["caf\ufffd and \U0001F600 and é", "caf\ufffd and \U0001F600 and é", "plain é"]
     for text in texts:
         text.encode("utf-8")  # no lone surrogate left
+
+
+@pytest.mark.parametrize("stored", [
+    b'"caf\\udce9"',  # a JSON escape
+    b'"caf\\uDCE9"',  # the same, in capitals
+    '"caf\udce9"'.encode("utf-8", "surrogatepass"),  # the bytes surrogatepass wrote
+])
+def test_a_transcript_whose_only_odd_line_holds_one_lone_surrogate_loads_it_as_a_replacement(tmp_path, stored):
+    """The whole file is looked at for a surrogate's first bytes before its lines are parsed in one go:
+    each form alone is found.  Text whose UTF-8 shares a first byte with them (Hangul) is kept as it is."""
+    from agent_tui.engine.store import load_transcript
+
+    lines = [json.dumps({"type": "session", "session_id": "s", "cwd": str(tmp_path)}).encode(),
+             json.dumps({"type": "message", "message": {"role": "user", "content": "한국어"}},
+                        ensure_ascii=False).encode(),
+             b'{"type":"message","message":{"role":"assistant","content":' + stored + b"}}"]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert [m["content"] for m in load_transcript(path).messages] == ["한국어", "caf\ufffd"]

@@ -121,6 +121,27 @@ class InputFirstScreen(Screen):
         self._frames_waited = 0
         super()._on_timer_update()
 
+    # A layout asked for while the app batched its updates, made when the batch ends (with the size
+    # it was asked for, if any).
+    _layout_deferred = False
+    _deferred_size: Size | None = None
+
+    def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
+        # Textual lays out during a batch and draws after it.  The app's mounting is a batch, and a
+        # resumed session's last screen is mounted in it: laid out then, with entries still to come,
+        # that layout would be made again for the frame drawn (docs/architecture.md §8).
+        if self.app._batch_count:
+            self._layout_deferred = True
+            self._deferred_size = size or self._deferred_size
+            return
+        super()._refresh_layout(size, scroll)
+
+    def batch_ended(self) -> None:
+        """The layout deferred during the app's batch of updates, made now."""
+        if self._layout_deferred:
+            size, self._deferred_size, self._layout_deferred = self._deferred_size, None, False
+            self._refresh_layout(size)
+
 
 class AgentApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
@@ -212,6 +233,13 @@ class AgentApp(App[int], inherit_bindings=False):
             wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         self._use_theme(wanted)
 
+    def _end_batch(self) -> None:
+        super()._end_batch()
+        if not self._batch_count:
+            for screen in self._screen_stacks.get(self._current_mode, ()):
+                if isinstance(screen, InputFirstScreen):
+                    screen.batch_ended()
+
     def _use_theme(self, name: str) -> None:
         """Apply the start-up theme before the CSS is first parsed.
 
@@ -259,7 +287,7 @@ class AgentApp(App[int], inherit_bindings=False):
 
         return menu_commands(self.session)
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         # Looked up once: handlers and the ticker run until the very end of the app.
         self.transcript = self.query_one(Transcript)
         self.timeline = self.query_one(Timeline)
@@ -292,6 +320,13 @@ class AgentApp(App[int], inherit_bindings=False):
         if self._resuming():
             self.transcript.hold_warm_up()  # started after the last screen (`_work_ahead`)
             self._warm_up_held = True
+            if self.session is None:
+                # Mounted with the app, in its batch of updates (`InputFirstScreen` lays out after it):
+                # the first frame drawn is the last screen.
+                try:
+                    await self._draw_resumed_tail()
+                except Exception as exc:  # the session is made all the same: a prompt still works
+                    self.say(f"Could not draw the resumed conversation: {exc}", kind="error")
         self.call_after_refresh(
             # The coroutine is made then: an app that closes before its first refresh leaves none unawaited.
             lambda: self.run_worker(self._after_first_frame(), name="session", group="session", exit_on_error=False)
@@ -301,11 +336,6 @@ class AgentApp(App[int], inherit_bindings=False):
         """Load the engine in a thread and make the session (unless given one); then the work
         ahead (`_work_ahead`), or, for a resumed session, that after its last screen."""
         if self.session is None:
-            if self._resuming():
-                try:
-                    await self._draw_resumed_tail()
-                except Exception as exc:  # the session is made all the same: a prompt still works
-                    self.say(f"Could not draw the resumed conversation: {exc}", kind="error")
             await asyncio.to_thread(self._start.load)
             try:
                 session, pending = self._start.build()
@@ -331,12 +361,12 @@ class AgentApp(App[int], inherit_bindings=False):
         resumed = self._start.resumed
         start = tail_start(resumed, TAIL_PROMPTS)
         if start:  # only the last prompts' events before their screen; the rest's after it
-            await self._draw_last_screen(replay_events(resumed, since=start), more=True)
+            await self._draw_last_screen(replay_events(resumed, since=start), more=True, wait=False)
             self._drawn_ahead = lambda: replay_events(resumed, until=start)
             return
         events = replay_events(resumed)
         split = _tail_split(events)
-        await self._draw_last_screen(events[split:], more=bool(split))
+        await self._draw_last_screen(events[split:], more=bool(split), wait=False)
         self._drawn_ahead = lambda: events[:split]
 
     def _work_ahead(self) -> None:
@@ -898,14 +928,14 @@ class AgentApp(App[int], inherit_bindings=False):
         self._work_ahead()
         await self._load_earlier(events[:split])
 
-    async def _draw_last_screen(self, events: list, *, more: bool) -> None:
+    async def _draw_last_screen(self, events: list, *, more: bool, wait: bool = True) -> None:
         """Mount and draw `events`, the last prompts; `more`: earlier ones load after this screen."""
         transcript, timeline = self.transcript, self.timeline
         transcript.loading = timeline.loading = True
         try:
             await self._replay_in_slices(events)
         finally:
-            mounted = transcript.show_tail()
+            mounted = transcript.show_tail(earlier=more)
             timeline.finish_loading()
             self.apply_layout()
             self.conversation.refresh_strip()
@@ -913,7 +943,8 @@ class AgentApp(App[int], inherit_bindings=False):
             # The last screen is mounted and drawn before the rest loads: mounting it takes many turns
             # of the loop, and each would otherwise wait for a slice of the loading (docs/architecture.md §8).
             await mounted
-            await transcript.tail_drawn()
+            if wait:
+                await transcript.tail_drawn()
 
     async def _load_earlier(self, events: list) -> None:
         """Load `events` (what comes before the last screen) in front of the transcript."""

@@ -205,3 +205,26 @@ async def test_the_command_lines_resume_draws_the_last_screen_before_the_engine_
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(api.requests) == 1, timeout=30)
         assert len(api.requests[0].body["messages"]) == 4 * TURNS + 1
+
+
+async def test_the_command_lines_resume_draws_the_last_screen_as_its_first_frame(api, tmp_path):
+    """No frame of an empty transcript comes first: the app's first drawn frame (after its mounting,
+    whose frames Textual does not draw) already holds the last screen."""
+    from agent_tui.cli import _resumed_start, build_parser
+    from agent_tui.config import Settings
+
+    write_session(tmp_path, SESSION, TURNS)
+    model = AnthropicModel("claude-sonnet-4-6", base_url=api.url, api_key="test")
+    app = AgentApp(_resumed_start(build_parser().parse_args(["-c"]), tmp_path, Settings(), model))
+    frames: list[str] = []
+    display = app._display
+
+    def drawn(screen, renderable):
+        if renderable is not None and not app._batch_count and not frames:
+            frames.append(screen_text(app))
+        return display(screen, renderable)
+
+    app._display = drawn
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: frames and app.session is not None, timeout=30)
+        assert f"LAST-PROMPT {TURNS - 1}" in frames[0] and "Then it waits for the next prompt." in frames[0]

@@ -320,10 +320,16 @@ class Transcript(VerticalScroll, can_focus=True):
         self.anchor()
         self._new_output(False)
 
-    def show_tail(self) -> Awaitable[Any]:
+    def show_tail(self, *, earlier: bool = False) -> Awaitable[Any]:
         """Mount the last entries (the last screen of a resumed session) and follow the end; await
-        the result to know they are mounted."""
+        the result to know they are mounted.  `earlier`: entries before them are still to come.
+
+        When entries come before the mounted run (or will), the scrollbar's column is kept from the
+        start: otherwise the first layout wraps every entry at the full width, the scrollbar then
+        appears, and the next frame wraps them all again one column narrower."""
         self.loading = False
+        if earlier or len(self._entries) > TAIL:
+            self.styles.scrollbar_gutter = "stable"
         mounted = self._window_at(max(len(self._entries) - TAIL, 0))
         self.anchor()
         self._new_output(False)
