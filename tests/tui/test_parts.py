@@ -72,6 +72,39 @@ def test_frozen_markdown_renders_the_usual_blocks():
     assert "1 │ 22" in plain
 
 
+@pytest.mark.parametrize("language", ["python", "py", "mojo"])
+def test_a_code_blocks_lexer_is_built_without_unicodes_identifier_ranges_and_lexes_as_pygments_does(language):
+    """The lexer for a code block names identifiers with a short class instead of Pygments' 3.5 KB
+    XID ranges (most of building it), and gives the same tokens for code with names of any script."""
+    from pygments import unistring
+    from pygments.lexers import get_lexer_by_name
+
+    from agent_tui.tui.widgets.markdown_lite import _lexer
+
+    ours = _lexer(language)
+    theirs = get_lexer_by_name(language, stripnl=False, ensurenl=True, tabsize=8)
+    assert type(ours) is not type(theirs) and isinstance(ours, type(theirs))
+
+    def spelled_by_ranges(lexer) -> int:
+        patterns = [rule[0] for rules in type(lexer).get_tokendefs().values() for rule in rules if isinstance(rule, tuple)]
+        return sum(isinstance(p, str) and unistring.xid_start in p for p in patterns)
+
+    assert spelled_by_ranges(theirs) > 0 and spelled_by_ranges(ours) == 0
+    code = (Path(__file__).read_text() + "\ncafé = 1\n数据 = café + 2\ndef ñandú(x_1):\n    return _x\n"
+            "class Ω: pass\n@décor\ndef f(): pass\nimport módulo.sub as m2\nprint(f'{café!r}')\n")
+    assert list(ours.get_tokens(code)) == list(theirs.get_tokens(code))
+
+
+def test_a_lexer_that_names_no_identifier_by_unicode_ranges_is_pygments_own():
+    from pygments.lexers import get_lexer_by_name
+
+    from agent_tui.tui.widgets.markdown_lite import _lexer
+
+    for language in ("bash", "json", "javascript", "no-such-language"):
+        expected = get_lexer_by_name("text" if language == "no-such-language" else language)
+        assert type(_lexer(language)) is type(expected)
+
+
 def test_lines_that_wrap_keep_their_block_s_indent_marker_and_gutter():
     source = (
         "- a list item long enough to wrap at thirty columns\n"
