@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from agent_tui.engine import events as ev
-from agent_tui.engine.checkpoints import CheckpointError, Checkpoints, HistoryDigest, history_digest, rewind
+from agent_tui.engine.checkpoints import (
+    CheckpointError,
+    Checkpoints,
+    HistoryDigest,
+    history_digest,
+    message_shape,
+    rewind,
+)
 from agent_tui.engine.permissions.policy import PermissionPolicy
 from agent_tui.engine.store import load_transcript, replay_events
 from tests.engine_helpers import make_session
@@ -175,17 +182,42 @@ def test_two_sessions_in_one_project_take_checkpoints_at_once_without_spoiling_t
         assert checkpoints.changes(checkpoints.list()[-1]) == ["a.py"]
 
 
-def test_a_checkpoint_digests_only_the_messages_new_since_the_last_one_and_gives_the_whole_dumps_digest():
-    digest = HistoryDigest()
+def test_a_checkpoint_digests_only_the_messages_new_since_the_last_one_and_gives_the_whole_historys_digest():
+    hashed: list[object] = []
+
+    def noted(message):
+        hashed.append(message)
+        return message_shape(message)
+
+    digest = HistoryDigest(noted)
     history: list[dict] = []
     for n in range(30):
         history = [*history, {"role": "user" if n % 2 else "assistant", "content": [{"type": "text", "text": f"é {n}"}]}]
         assert digest(history) == history_digest(history)
-    # A compaction or rewind replaces or drops messages: the shared prefix is kept, the rest hashed again.
+    assert len(hashed) == 30  # each message once
+    # A compaction, a rewind or a cleared tool result replaces or drops messages: only a message
+    # new to the digest is hashed, and the digest is the whole history's all the same.
     replaced = [*history[:10], {"role": "user", "content": "summary"}, *history[11:]]
-    assert digest(replaced) == history_digest(replaced)
+    hashed.clear()
+    assert digest(replaced) == history_digest(replaced) and hashed == [replaced[10]]
+    assert digest(history) == history_digest(history) and hashed == [replaced[10], history[10]]
     assert digest(history[:4]) == history_digest(history[:4])
     assert digest([]) == history_digest([])
+    assert len({history_digest(history), history_digest(replaced), history_digest(history[:4])}) == 3
+
+
+def test_a_checkpoint_made_before_the_per_message_digest_still_takes_the_conversation_back(tmp_path):
+    """Checkpoints stored by earlier versions hold sha256 of the history's JSON: still recognised."""
+    from agent_tui.engine.checkpoints import Checkpoint, whole_dump_digest
+
+    history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "done"},
+               {"role": "user", "content": "more"}]
+    checkpoints = Checkpoints(tmp_path, "s", root=tmp_path / "cp")
+    old = Checkpoint(2, "more", "", 2, whole_dump_digest(history[:2]), 0.0,
+                     history_shape=whole_dump_digest([message_shape(m) for m in history[:2]]))
+    assert checkpoints.conversation_at(old, history) == history[:2]
+    changed = [history[0], {"role": "assistant", "content": "other"}, history[2]]
+    assert checkpoints.conversation_at(old, changed) is None
 
 
 async def test_the_history_a_prompt_starts_from_is_digested_off_the_event_loops_thread(api, project, monkeypatch):

@@ -129,3 +129,28 @@ def test_the_end_of_prompt_check_finds_what_the_whole_check_finds_looking_only_a
     replaced = [*history[:3], user_message([tool_result_block("t9", "x")]), *history[4:]]
     assert check_history_since(replaced, state) == check_history(replaced) != []
     assert check_history_since(history, state) == []
+
+
+def test_results_cleared_in_place_are_not_checked_again_but_a_changed_pairing_is(monkeypatch):
+    """Microcompact replaces old result messages with cleared copies: the check takes each as the
+    one it replaced (same role, content, tool ids) and looks only at what is new after them."""
+    from agent_tui.engine import messages as m
+
+    state = CheckState()
+    history = [user_message("hi")]
+    for n in range(50):
+        history += [assistant_message([tool_use(f"t{n}")]), user_message([tool_result_block(f"t{n}", "long " * 50)])]
+    history += [assistant_message([text_block("done")])]
+    assert check_history_since(history, state) == []
+    cleared = [user_message([tool_result_block(b["content"][0]["tool_use_id"], "[cleared]")])
+               if b["role"] == "user" and isinstance(b["content"], list) and "tool_use_id" in b["content"][0] else b
+               for b in history]
+    cleared = [*cleared, user_message("next")]
+    looked_at: list[int] = []
+    problems = m._problems
+    monkeypatch.setattr(m, "_problems", lambda merged, start, seen: looked_at.append(len(merged)) or problems(merged, start, seen))
+    assert check_history_since(cleared, state) == check_history(cleared) == []
+    assert looked_at and looked_at[0] <= 4, looked_at  # the last runs, not the whole history
+    # A replacement whose tool ids differ is checked: a result answering another call is found.
+    wrong = [*cleared[:2], user_message([tool_result_block("t9", "x")]), *cleared[3:]]
+    assert check_history_since(wrong, state) == check_history(wrong) != []

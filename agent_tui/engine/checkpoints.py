@@ -64,13 +64,26 @@ class Checkpoint:
     after: str | None = None
     # The prompt's uuid (`user_message`): how a program names it (`rewind_files`).
     uuid: str | None = None
-    # The digest of the conversation's shape before the prompt (`conversation_shape`): it still
-    # matches once old tool results were cleared (None in checkpoints made before it existed).
+    # Checkpoints made before `history_digest` was the shape's: the digest of the conversation's
+    # shape as `whole_dump_digest` made it (None in older ones still, which had only the exact one).
     history_shape: str | None = None
 
 
 def history_digest(history: list[Any]) -> str:
+    """The digest of `history` a checkpoint stores: of its shape (`message_shape`), so that it still
+    matches once old tool results were cleared; sha256 over each message's own sha256, so that a
+    message replaced in the middle (a result cleared) costs only its own hash."""
+    return HistoryDigest()(history)
+
+
+def whole_dump_digest(history: list[Any]) -> str:
+    """The digest older checkpoints stored: sha256 of the history's JSON (a checkpoint's
+    `history_digest` without `DIGEST_KIND`; its `history_shape`, of the shapes)."""
     return hashlib.sha256(json.dumps(history, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# What starts a digest of `history_digest`'s kind.
+DIGEST_KIND = "m1:"
 
 
 def message_shape(message: Any) -> Any:
@@ -92,23 +105,32 @@ def message_shape(message: Any) -> Any:
     return {**message, "content": blocks}
 
 
-def conversation_shape(history: list[Any]) -> str:
-    """The digest of `history`'s shape (`message_shape` of each message)."""
-    return history_digest([message_shape(m) for m in history])
+def matches(checkpoint: Checkpoint, history: list[Any]) -> bool:
+    """Whether the conversation before `checkpoint`'s prompt is `history` (old tool results
+    cleared since aside), by the digest it stored, of either kind."""
+    digest = checkpoint.history_digest
+    if digest.startswith(DIGEST_KIND):
+        return history_digest(history) == digest
+    if whole_dump_digest(history) == digest:
+        return True
+    shape = checkpoint.history_shape
+    return shape is not None and whole_dump_digest([message_shape(m) for m in history]) == shape
 
 
 class HistoryDigest:
-    """`history_digest(history)` at the cost of the messages new since the last call: the hash's
-    state after each message of the last history is kept, and the prefix a history shares with it
-    (the same objects: complete messages are never changed, docs/architecture.md §3) is not hashed
-    again.  The JSON of a list is its items' JSON joined by ", " inside brackets, so the digest is
-    the same as hashing the whole dump."""
+    """`history_digest(history)` at the cost of the messages new since the last call.  Each
+    message's hash is kept while the message is in the history (complete messages are never
+    changed, docs/architecture.md §3: the same object is the same message), and the chained state
+    after each one: the prefix a history shares with the last one (the same objects) is not gone
+    over again, and after a message replaced in the middle only the replacement is hashed anew."""
 
-    def __init__(self, shape: Callable[[Any], Any] | None = None) -> None:
-        # What is hashed of each message: the message, or its `shape`.
+    def __init__(self, shape: Callable[[Any], Any] = message_shape) -> None:
+        # What is hashed of each message.
         self._shape = shape
         self._items: list[Any] = []
-        self._states = [hashlib.sha256(b"[")]
+        self._states = [hashlib.sha256(DIGEST_KIND.encode())]
+        # id(message) -> (message, its hash): the message is held so that its id stays its own.
+        self._hashes: dict[int, tuple[Any, bytes]] = {}
         # A worker thread may hash a history ahead (`Checkpoints.digest_ahead`) as a prompt begins.
         self._lock = threading.Lock()
 
@@ -119,15 +141,19 @@ class HistoryDigest:
     def _digest(self, history: list[Any]) -> str:
         kept = common_prefix(self._items, history)
         states = self._states[: kept + 1]
-        for n in range(kept, len(history)):
+        hashes = self._hashes
+        for message in history[kept:]:
+            known = hashes.get(id(message))
+            if known is None or known[0] is not message:
+                known = hashes[id(message)] = (message, hashlib.sha256(
+                    json.dumps(self._shape(message), sort_keys=True, default=str).encode()).digest())
             state = states[-1].copy()
-            item = history[n] if self._shape is None else self._shape(history[n])
-            state.update(((", " if n else "") + json.dumps(item, sort_keys=True, default=str)).encode())
+            state.update(known[1])
             states.append(state)
+        if kept < len(self._items):  # messages left the history: their hashes go
+            self._hashes = {id(m): hashes[id(m)] for m in history}
         self._items, self._states = list(history), states
-        final = states[-1].copy()
-        final.update(b"]")
-        return final.hexdigest()
+        return DIGEST_KIND + states[-1].hexdigest()
 
 
 class Checkpoints:
@@ -141,7 +167,6 @@ class Checkpoints:
         self.max_file_bytes = max_file_bytes
         self._list: list[Checkpoint] | None = None
         self._digest = HistoryDigest()
-        self._shape = HistoryDigest(message_shape)
         self.problem: str | None = None
         # Snapshots asked for by the prompts run here, in order, off the caller's thread (`later`);
         # the newest one's future says when all are taken.
@@ -273,7 +298,6 @@ class Checkpoints:
         digests the history it starts from on the event loop's thread) hashes only what is new
         (a resumed session's whole history; one whose old results were cleared)."""
         self._digest(history)
-        self._shape(history)
 
     def begin(self, prompt: str, history: list[Any], uuid: str | None = None) -> Checkpoint:
         """The checkpoint of a prompt about to run: the files now, the conversation before it."""
@@ -288,7 +312,7 @@ class Checkpoints:
         with self._guard:
             checkpoints = self._loaded()
             checkpoint = Checkpoint(len(checkpoints) + 1, prompt, "", len(history), self._digest(history),
-                                    time.time(), uuid=uuid, history_shape=self._shape(history))
+                                    time.time(), uuid=uuid)
             checkpoints.append(checkpoint)
         return checkpoint
 
@@ -382,11 +406,7 @@ class Checkpoints:
         before = history[: checkpoint.history_len]
         if len(before) != checkpoint.history_len:
             return None
-        if history_digest(before) == checkpoint.history_digest:
-            return list(before)
-        if checkpoint.history_shape is not None and conversation_shape(before) == checkpoint.history_shape:
-            return list(before)
-        return None
+        return list(before) if matches(checkpoint, before) else None
 
     def rewind(self, session: Any, checkpoint: Checkpoint, *, code: bool = True, conversation: bool = True) -> Rewound:
         """`rewind(session, ...)` for a front end that holds only the session (`session.checkpoints`)."""

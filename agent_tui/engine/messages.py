@@ -133,6 +133,13 @@ def _pairing(message: Message) -> tuple[list[Any], list[Any]]:
             [b.get("tool_use_id") for b in content if b.get("type") == "tool_result"])
 
 
+def _checks_alike(a: Message, b: Message) -> bool:
+    """Whether `_problems` reads `a` and `b` alike (so one may stand for the other)."""
+    if a["role"] != b["role"] or bool(a["content"]) != bool(b["content"]):
+        return False
+    return _pairing({"content": blocks(a)}) == _pairing({"content": blocks(b)})
+
+
 def _problems(merged: list[Message], start: int, seen_ids: set[Any]) -> list[str]:
     """check_history's findings on merged[start:] (merged[:start] known valid, its tool_use ids in `seen_ids`)."""
     problems: list[str] = []
@@ -271,8 +278,16 @@ def _run_start(messages: list[Message], i: int) -> int:
 def _checked_problems(forms: list[Message], state: CheckState) -> list[str]:
     """check_history's findings on `forms`, checking only from where they depart from the
     history last found valid (`state`)."""
-    kept = common_prefix(state.messages, forms)
-    if kept == len(forms) == len(state.messages):
+    last = state.messages
+    kept = common_prefix(last, forms)
+    # A message replaced in place since (an old tool result cleared: engine/context/pipeline.py)
+    # checks as the one it replaced when it reads the same to the check: the role, whether it has
+    # content, and its tool ids.
+    limit = min(len(last), len(forms))
+    while kept < limit and (last[kept] is forms[kept] or _checks_alike(last[kept], forms[kept])):
+        kept += 1
+    if kept == len(forms) == len(last):
+        state.messages = forms
         return []
     # Checked from the run before the one holding the last kept message (an assistant's
     # pairing looks at the next run); the run before that is read, for the user run's check.
