@@ -929,7 +929,8 @@ class AgentApp(App[int], inherit_bindings=False):
         await self._load_earlier(events[:split])
 
     async def _draw_last_screen(self, events: list, *, more: bool, wait: bool = True) -> None:
-        """Mount and draw `events`, the last prompts; `more`: earlier ones load after this screen."""
+        """Mount and draw `events`, the last prompts; `more`: earlier ones load after this screen.
+        `wait`: until that screen is drawn (not in the app's mounting, whose frames wait for its end)."""
         transcript, timeline = self.transcript, self.timeline
         transcript.loading = timeline.loading = True
         try:
