@@ -297,3 +297,22 @@ def test_the_first_prompt_loads_no_module_the_warm_up_did_not():
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = [m for m in done.stdout.split() if not m.startswith(("__mp_main__",))]
     assert loaded == [], loaded
+
+
+async def test_a_resize_during_a_batch_of_updates_is_laid_out_when_the_batch_ends(api, tmp_path):
+    """A layout asked for while the app batches its updates waits for the batch's end, with the size
+    it was asked for (`InputFirstScreen._refresh_layout`): the terminal's new size is not lost."""
+    from textual.geometry import Size
+
+    from .helpers import make_app
+
+    app, _ = make_app(api, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.session is not None and app.screen.outer_size == Size(100, 30))
+        with app.batch_update():
+            await pilot.resize_terminal(140, 40)
+            await pilot.pause(0.1)
+            assert app.screen.outer_size == Size(100, 30)  # deferred while the batch lasts
+        await wait_until(pilot, lambda: app.screen.outer_size == Size(140, 40))
+        await wait_until(pilot, lambda: app.query_one("#input-area").outer_size.width == 140)
+        assert "ready" in screen_text(app)
