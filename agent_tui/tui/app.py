@@ -129,8 +129,10 @@ class InputFirstScreen(Screen):
     def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
         # Textual lays out during a batch and draws after it.  The app's mounting is a batch, and a
         # resumed session's last screen is mounted in it: laid out then, with entries still to come,
-        # that layout would be made again for the frame drawn (docs/architecture.md §8).
-        if self.app._batch_count:
+        # that layout would be made again for the frame drawn (docs/architecture.md §8).  Only the
+        # batch before the first layout (`_dom_ready`): later ones are Textual's own.
+        app = self.app
+        if app._batch_count and not app._dom_ready:
             self._layout_deferred = True
             self._deferred_size = size or self._deferred_size
             return

@@ -299,20 +299,28 @@ def test_the_first_prompt_loads_no_module_the_warm_up_did_not():
     assert loaded == [], loaded
 
 
-async def test_a_resize_during_a_batch_of_updates_is_laid_out_when_the_batch_ends(api, tmp_path):
-    """A layout asked for while the app batches its updates waits for the batch's end, with the size
-    it was asked for (`InputFirstScreen._refresh_layout`): the terminal's new size is not lost."""
+async def test_the_first_layout_waits_for_the_apps_mounting_and_later_batches_are_textuals(api, tmp_path, monkeypatch):
+    """A layout asked for while the app's mounting batches its updates is made when the batch ends
+    (`InputFirstScreen._refresh_layout`); a resize in a later batch is laid out as Textual lays it out."""
     from textual.geometry import Size
+    from textual.screen import Screen
 
     from .helpers import make_app
 
     app, _ = make_app(api, tmp_path)
+    layouts: list[int] = []  # the app's batch depth at each layout made
+    made = Screen._refresh_layout
+
+    def noted(screen, size=None, scroll=False):
+        layouts.append(screen.app._batch_count)
+        return made(screen, size, scroll)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", noted)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: app.session is not None and app.screen.outer_size == Size(100, 30))
+        await wait_until(pilot, lambda: app.session is not None and layouts)
+        assert layouts[0] == 0
         with app.batch_update():
-            await pilot.resize_terminal(140, 40)
-            await pilot.pause(0.1)
-            assert app.screen.outer_size == Size(100, 30)  # deferred while the batch lasts
-        await wait_until(pilot, lambda: app.screen.outer_size == Size(140, 40))
-        await wait_until(pilot, lambda: app.query_one("#input-area").outer_size.width == 140)
+            await pilot.resize_terminal(120, 36)
+        await wait_until(pilot, lambda: app.screen.outer_size == Size(120, 36))
+        await wait_until(pilot, lambda: app.query_one("#input-area").outer_size.width == 120)
         assert "ready" in screen_text(app)
