@@ -1,9 +1,8 @@
 """What the first answer needs and the first paint does not, loaded in the background.
 
 Started once the transcript is on screen: without it, the first answer's frames would
-stall while markdown-it and the Pygments lexers load, and the first prompt
-while httpx2, the file watcher, the slash-command table and MCP's prompt
-expansion load on first use.
+stall while markdown-it and the Pygments lexers load, and
+the first request's while httpx2 and what it loads on first use do.
 """
 
 from __future__ import annotations
@@ -21,11 +20,7 @@ def _load_for_first_answer() -> None:
     import h11  # noqa: F401
     import httpcore2  # noqa: F401
     import httpx2  # noqa: F401  (the model transport's HTTP client)
-    import watchfiles  # noqa: F401  (the file watcher the first prompt starts)
 
-    from ..engine import ElicitationForm  # noqa: F401  (MCP prompts and forms: each prompt is looked at)
-    from . import commands  # noqa: F401  (the slash-command table a prompt is looked up in)
-    from .widgets import answer  # noqa: F401  (the streamed answer's widget)
     from .widgets.markdown_lite import _lexer, _parser
 
     _parser()

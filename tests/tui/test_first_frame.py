@@ -262,43 +262,6 @@ def test_the_front_end_asks_textual_for_finer_frame_ticks_unless_the_user_set_th
     assert run(TEXTUAL_FPS="30") == "30 30"
 
 
-FIRST_PROMPT_PROBE = """
-import asyncio, sys, tempfile, threading
-from pathlib import Path
-from tests.loopback import LoopbackServer, reply
-from tests.tui.helpers import finished, make_app, type_prompt, wait_until
-from agent_tui.tui import warmup
-
-async def main():
-    api = LoopbackServer().start()
-    app, recorded = make_app(api, Path(tempfile.mkdtemp()))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: any(t.name == "warm-up" for t in threading.enumerate()))
-        await wait_until(pilot, lambda: not any(t.name == "warm-up" for t in threading.enumerate()))
-        prepared = lambda: [w for w in app.workers if w.name == "prepare"]
-        await wait_until(pilot, lambda: app._worked_ahead and all(w.is_finished for w in prepared()))
-        before = set(sys.modules)
-        api.push(reply("hello"))
-        await type_prompt(pilot, "hi")
-        await pilot.press("enter")
-        await wait_until(pilot, finished(recorded))
-        print(" ".join(sorted(set(sys.modules) - before)))
-    api.stop()
-
-asyncio.run(main())
-"""
-
-
-def test_the_first_prompt_loads_no_module_the_warm_up_did_not():
-    """The warm-up thread (after the first frame) loads what a first prompt would load on first use:
-    the prompt then costs what later ones do."""
-    done = subprocess.run([sys.executable, "-c", FIRST_PROMPT_PROBE], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[2])
-    assert done.returncode == 0, done.stderr[-2000:]
-    loaded = [m for m in done.stdout.split() if not m.startswith(("__mp_main__",))]
-    assert loaded == [], loaded
-
-
 async def test_the_first_layout_waits_for_the_apps_mounting_and_later_batches_are_textuals(api, tmp_path, monkeypatch):
     """A layout asked for while the app's mounting batches its updates is made when the batch ends
     (`InputFirstScreen._refresh_layout`); a resize in a later batch is laid out as Textual lays it out."""

@@ -75,7 +75,6 @@ class AnthropicModel(ModelClient):
         return self._transport_instance
 
     def prepare(self) -> None:
-        from . import caching, thinking  # noqa: F401  (what the first request's body is made with)
         from .transport import tls_context
 
         tls_context()
