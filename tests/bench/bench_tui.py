@@ -30,7 +30,11 @@ that load from elsewhere hits both alike, after one unmeasured start of each
 - keys typed during a 300-tool run (`--only keys`): a prompt the server answers with Read
   calls of small files in the project, five an answer, while a key is typed about every
   0.1 s; each key's time from its write to the pty to the first output that draws it
-  (median, 99th percentile and maximum over all keys of all runs).
+  (median, 99th percentile and maximum over all keys of all runs);
+- `@` file completion in a 50,000-file project (`--only fuzzy`): after a first search (the
+  file list is read once), each of a few words typed after `@` (whole words, and characters in
+  order) is timed from its write to the pty to the first output that shows the file it names
+  (median and maximum over all words of all runs).
 """
 
 from __future__ import annotations
@@ -416,6 +420,79 @@ def keys_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
         return {"keys": latencies, "tool_run": end - t0, "tool_run_cpu": app.cpu() - cpu0}  # type: ignore[dict-item]
 
 
+# The words of `--only fuzzy` and the file each names (in `trees.fifty_thousand_files`).
+FUZZY_WORDS = (("discount", "pkg/pricing/orders/discount_rules.py"),
+               ("users_auth_12", "pkg/users/auth/mod_users_auth_12.py"),
+               ("discrules", "pkg/pricing/orders/discount_rules.py"),
+               ("mod_billing_docs_7", "pkg/billing/docs/mod_billing_docs_7.py"),
+               ("core_api_300", "pkg/core/api/mod_core_api_300.py"))
+FUZZY_FIRST = ("mod_views_auth_3", "pkg/views/auth/mod_views_auth_3.py")
+
+
+def fuzzy_run(launch: Launcher, url: str, work: Path) -> dict[str, float]:
+    """`@word` for each of `FUZZY_WORDS`: from its write to the first output showing its file (read
+    afterwards from the output as it was timed: see `PtyApp.shown_at`)."""
+    with launch(url, work) as app:
+        app.first_paint()
+        app.settle(1.0)
+        def erase(word: str) -> None:
+            app.type("\x7f" * (len(word) + 1))  # Backspace: the two programs' Ctrl+U differ
+            app.settle(0.3, 3.0)
+
+        # The first search waits for the file list: not timed.
+        word, path = FUZZY_FIRST
+        app.type(f"@{word}")
+        app.wait_for(lambda: any(path in row for row in app.rows()), f"{path} after @{word}", timeout=30.0)
+        erase(word)
+        lags = []
+        for word, path in FUZZY_WORDS:
+            app.shown_at(lambda rows: False)  # the emulator catches up with what came before
+            typed = time.monotonic()
+            app.type(f"@{word}")
+            app.settle(0.3, 5.0)  # until the screen has been quiet for a while
+            found = app.shown_at(lambda rows, path=path: any(path in row for row in rows))
+            if found is None:
+                raise SystemExit(f"bench: @{word} did not show {path}; the screen:\n" + "\n".join(app.rows()))
+            lags.append(found - typed)
+            erase(word)
+        return {"fuzzy": lags}  # type: ignore[dict-item]
+
+
+def fuzzy_side_by_side(programs: dict[str, Launcher], repeat: int) -> dict[str, dict[str, float]]:
+    """`--only fuzzy`: each program in turn, run by run, in one 50,000-file project."""
+    from tests.bench.trees import fifty_thousand_files
+
+    lags: dict[str, list[float]] = {name: [] for name in programs}
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
+        work = Path(tmp) / "project"
+        fifty_thousand_files(work)
+        with loopback([], Path(tmp), handler="tests.bench.bench_tui:tool_burst") as url:
+            for launch in programs.values():
+                warm_up(launch, url, work)
+            for n in range(repeat):
+                for name, launch in programs.items():
+                    time.sleep(SETTLE)
+                    found: list[float] = fuzzy_run(launch, url, work)["fuzzy"]  # type: ignore[assignment]
+                    lags[name] += found
+                    print(f"  run {n + 1} {name}: " + " ".join(f"{w}={t * 1000:.0f}" for (w, _), t in
+                                                              zip(FUZZY_WORDS, found, strict=True)) + " ms", flush=True)
+    return {name: {"fuzzy_median": statistics.median(found), "fuzzy_max": max(found)}
+            for name, found in lags.items()}
+
+
+def fuzzy_report(figures: dict[str, dict[str, float]]) -> str:
+    ours, theirs = figures["agent-tui"], figures.get("claude", {})
+    rows = [("measure", "agent-tui", "Claude Code", "ratio", "target")]
+    for key, name in (("fuzzy_median", "@word to its file on screen, median"),
+                      ("fuzzy_max", "@word to its file on screen, max")):
+        value, other = ours[key], theirs.get(key)
+        target = f"<= 100 ms {'meets' if value <= 0.1 else 'MISSES'}" if key == "fuzzy_median" else ""
+        rows.append((name, f"{value * 1000:.0f} ms", f"{other * 1000:.0f} ms" if other else "-", _ratio(value, other),
+                     target))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -549,10 +626,10 @@ def report(figures: dict[str, dict[str, float]], rows_wanted=BURST_ROWS) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bench_tui", description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per program (median reported)")
-    parser.add_argument("--only", choices=("pty", "steady", "session", "resume", "turns", "keys"), action="append",
+    parser.add_argument("--only", choices=("pty", "steady", "session", "resume", "turns", "keys", "fuzzy"), action="append",
                         help="run only these parts")
     args = parser.parse_args(argv)
-    only = set(args.only or ("pty", "steady", "session", "resume", "turns", "keys"))
+    only = set(args.only or ("pty", "steady", "session", "resume", "turns", "keys", "fuzzy"))
     claude = find_claude()
     print(f"agent-tui: {find_agent()}, {compile_agent(find_agent())}", flush=True)
     print(f"Claude Code: {f'{claude} ({claude_version(claude)})' if claude else 'not found (set CLAUDE_CODE_BIN)'}",
@@ -584,6 +661,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nkeys typed during a run of {TOOL_CALLS} Read calls ({TOOLS_PER_REPLY} an answer), one every "
               f"~{KEY_INTERVAL * 1000:.0f} ms; all keys of {args.repeat} runs each, run times medians\n")
         print(keys_report(figures))
+    if "fuzzy" in only:
+        figures = fuzzy_side_by_side(programs, args.repeat)
+        print(f"\n@ completion in a 50,000-file project: {len(FUZZY_WORDS)} words a run, all words of {args.repeat} "
+              f"runs each\n")
+        print(fuzzy_report(figures))
     if "session" in only:
         with tempfile.TemporaryDirectory() as tmp:
             session_rss, latency = asyncio.run(long_session(Path(tmp)))

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 SCRATCH = Path(tempfile.gettempdir()) / "agent-tui-bench"
@@ -148,6 +149,11 @@ def claude_env(url: str, work: Path) -> dict[str, str]:
 _ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_78=>]")
 
 
+def plain(data: bytes) -> str:
+    """The text `data` writes, escape sequences left out."""
+    return _ESCAPES.sub(b"", data).decode("utf-8", "replace")
+
+
 def visible(data: bytes) -> int:
     """How many printable, non-blank characters `data` draws (escape sequences left out)."""
     text = _ESCAPES.sub(b"", data).decode("utf-8", "replace")
@@ -221,8 +227,12 @@ class PtyApp:
         self.output = bytearray()
         self.drawn = 0  # visible characters so far
         self.status: int | None = None
+        self.read_at = self.started  # when the last output came
+        self.read_log: list[tuple[int, float]] = []  # (the output's length, the time) at each read
         # (wall, CPU of the program) at each read, while `track()` is on.
         self.reads: list[tuple[float, float]] | None = None
+        self._terminal = None  # a pyte screen, fed by `rows()`
+        self._fed = 0
 
     def _read(self, timeout: float) -> bool:
         ready, _, _ = select.select([self.fd], [], [], timeout)
@@ -235,6 +245,8 @@ class PtyApp:
         if not data:
             raise SystemExit(f"bench: the program exited early; it wrote:\n{self._tail()}")
         self.output += data
+        self.read_at = time.monotonic()
+        self.read_log.append((len(self.output), self.read_at))
         self.drawn += visible(data)
         if self.reads is not None:
             self.reads.append((time.monotonic(), self.cpu()))
@@ -267,16 +279,47 @@ class PtyApp:
         return (len(frames) - 1) / (frames[-1][0] - frames[0][0]), gaps[min(len(gaps) - 1, int(len(gaps) * 0.95))]
 
     def _tail(self) -> str:
-        return _ESCAPES.sub(b"", bytes(self.output[-3000:])).decode("utf-8", "replace")
+        return plain(bytes(self.output[-3000:]))
 
     def wait_for(self, found, what: str, timeout: float = 120.0) -> float:
         """Read until `found()` holds; the time (monotonic) of the read that made it hold."""
         deadline = time.monotonic() + timeout
+        at = time.monotonic()
         while not found():
             if time.monotonic() > deadline:
-                raise SystemExit(f"bench: timed out waiting for {what}; the screen ends with:\n{self._tail()}")
-            self._read(0.5)
-        return time.monotonic()
+                screen = "\n".join(self.rows()) if self._terminal else self._tail()
+                raise SystemExit(f"bench: timed out waiting for {what}; the screen ends with:\n{screen}")
+            if self._read(0.5):
+                at = self.read_at
+        return at
+
+    def rows(self) -> list[str]:
+        """The terminal's rows as the output so far leaves them: a terminal emulator's reading, for
+        programs that rewrite only the cells that changed (the `bench` extra installs pyte)."""
+        self._feed(len(self.output))
+        return self._terminal.display
+
+    def shown_at(self, found: Callable[[list[str]], bool]) -> float | None:
+        """The time of the first read, of those not yet looked at, after which the terminal's rows
+        satisfy `found`; None if none does.  The emulator is slow (milliseconds a frame), so it runs
+        afterwards, over the reads as they were timed, and not while the program's output is timed."""
+        for end, at in self.read_log:
+            if end > self._fed:
+                self._feed(end)
+                if found(self._terminal.display):
+                    return at
+        return None
+
+    def _feed(self, end: int) -> None:
+        if self._terminal is None:
+            try:
+                import pyte
+            except ImportError:
+                raise SystemExit("bench: this part reads the screen with pyte: pip install -e '.[bench]'") from None
+            self._terminal = pyte.Screen(COLUMNS, LINES)
+            self._stream = pyte.ByteStream(self._terminal)
+        self._stream.feed(bytes(self.output[self._fed:end]))
+        self._fed = end
 
     def first_paint(self) -> tuple[float, float]:
         """Seconds from spawn to the first frame (the first output that draws text), and the

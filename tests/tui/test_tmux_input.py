@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from tests.bench.trees import fifty_thousand_files
 from tests.loopback import reply, text
 
 from .test_tmux import _launch, agent, prompt_sent, pytestmark, small_agent  # noqa: F401  (fixtures, the tmux skip)
@@ -69,25 +70,8 @@ def test_shift_tab_shows_the_new_mode_beside_the_input_at_80_columns(small_agent
     tmux.wait_for(lambda s: "ask before changes" in _input_box(s)[-1])
 
 
-def _fifty_thousand_files(root) -> None:
-    """A 50,000-file repository: 144 folders of 347 modules, one pricing rule file, and an
-    ignored build folder holding a copy of it."""
-    words = ["core", "api", "util", "models", "views", "pricing", "billing", "orders", "users", "auth", "tests", "docs"]
-    for a in words:
-        for b in words:
-            folder = root / "pkg" / a / b
-            folder.mkdir(parents=True)
-            for n in range(347):
-                (folder / f"mod_{a}_{b}_{n}.py").touch()
-    (root / "pkg" / "pricing" / "orders" / "discount_rules.py").touch()
-    (root / "build").mkdir()
-    (root / "build" / "discount_rules.py").touch()
-    (root / ".gitignore").write_text("build/\n")
-    (root / ".git").mkdir()
-
-
-def test_fuzzy_at_finds_a_file_in_a_50000_file_tree_within_100_ms(tmp_path, capsys):
-    _fifty_thousand_files(tmp_path / "project")
+def test_fuzzy_at_finds_a_file_in_a_50000_file_tree_and_leaves_out_ignored_ones(tmp_path, capsys):
+    fifty_thousand_files(tmp_path / "project")
     with _launch(tmp_path, (120, 40)) as started:
         _find_discount_rules(started.tmux, capsys)
 
@@ -99,25 +83,17 @@ def _find_discount_rules(tmux, capsys) -> None:
     tmux.press("C-u")  # the line typed so far, gone
     tmux.wait_for(lambda s: "mod_views_auth_3" not in s)
 
-    # Three words, each timed from its own echo, so the figure is the search's and not a loaded
-    # machine's (the median: one stalled frame on a busy machine is not the search). The pane is
-    # polled every 10 ms here: at the usual 50 ms a 40 ms answer reads as 60 ms or 110 ms.
-    lags = []
+    # Whole words, and characters in order ("discrules"), which a search thread answers. How soon
+    # is the benchmark's to say (`bench_tui --only fuzzy`, beside Claude Code): here it is printed.
     for word, path in (("discount", "pkg/pricing/orders/discount_rules.py"),
                        ("users_auth_12", "pkg/users/auth/mod_users_auth_12.py"),
+                       ("discrules", "pkg/pricing/orders/discount_rules.py"),
                        ("billing_docs_7", "pkg/billing/docs/mod_billing_docs_7.py")):
         pressed = time.monotonic()
         tmux.type(f"@{word}")
-        tmux.wait_for(lambda s, word=word: any(f"@{word}" in row for row in _input_box(s)), timeout=5, every=0.01)
-        echoed = time.monotonic()
-        shown = tmux.wait_for(f"@{path}", timeout=5, every=0.01)
-        found = time.monotonic()
-        lags.append(found - echoed)
+        shown = tmux.wait_for(f"@{path}", timeout=10, every=0.01)
         with capsys.disabled():
-            print(f"\nfuzzy @{word} in 50,000 files: the word on screen {(echoed - pressed) * 1000:.0f} ms after"
-                  f" the keys were sent, its first result {(found - pressed) * 1000:.0f} ms after"
-                  f" ({(found - echoed) * 1000:.0f} ms after the word)")
+            print(f"\nfuzzy @{word} in 50,000 files: {(time.monotonic() - pressed) * 1000:.0f} ms to its first result")
         assert "build/discount_rules.py" not in shown  # .gitignore respected
         tmux.press("C-u")
         tmux.wait_for(lambda s, word=word: not any(word in row for row in _input_box(s)))
-    assert sorted(lags)[1] < 0.1
