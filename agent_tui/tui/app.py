@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import signal
 import time
 from collections.abc import Callable, Iterable
@@ -493,6 +494,17 @@ class AgentApp(App[int], inherit_bindings=False):
         if isinstance(event, events.Key | events.Paste) and not getattr(event, "is_forwarded", False):
             self.last_key_at = time.monotonic()
         await super().on_event(event)
+
+    def keys_waiting(self) -> bool:
+        """Whether the terminal has sent bytes that Textual's input thread has not read yet: keys
+        typed while the app was busy, which `last_key_at` does not know of (docs/architecture.md §8)."""
+        fileno = getattr(self._driver, "fileno", None) if not self.is_headless else None
+        if not isinstance(fileno, int):
+            return False
+        try:
+            return bool(select.select([fileno], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False
 
     # ------------------------------------------------------------ notifications
 

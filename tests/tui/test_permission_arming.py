@@ -8,9 +8,16 @@ a rule) needs the prompt to have been on screen a while (`widgets/permission.py`
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import threading
 import time
+from types import SimpleNamespace
 
+from textual import events
+
+from agent_tui.tui.app import AgentApp
 from agent_tui.tui.widgets.permission import ALWAYS_SHOWN, ARM_QUIET, NO_RULE_REASON, PermissionPrompt
 from tests.loopback import reply, text, tool_use
 
@@ -215,3 +222,62 @@ async def test_hidden_characters_in_a_diff_are_marked(api, tmp_path):
         assert not any(ch in shown for ch in "\u202e\u2066\u2069")
         await pilot.press("n")
         await wait_until(pilot, finished(recorded))
+
+
+async def test_a_key_typed_while_the_app_was_busy_keeps_the_prompt_from_arming(api, tmp_path):
+    """The app stalls past the arming time while a key is typed, and Textual's input thread hands
+    it over just after: the late check does not arm (the key may be on its way), the key lands in
+    the input, and the prompt arms a pause after it."""
+    _bash_turn(api, "touch made.txt")
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await type_prompt(pilot, "make a file")
+        prompt = app.permission
+        await wait_until(pilot, lambda: prompt._drawn_at is not None)
+        request, loop, stall_over = prompt.current, asyncio.get_running_loop(), threading.Event()
+
+        def type_y() -> None:  # the input thread, held up as long as the app, hands the key over
+            stall_over.wait()
+            asyncio.run_coroutine_threadsafe(app._post_message(events.Key("y", "y")), loop)
+
+        typist = threading.Thread(target=type_y)
+        typist.start()
+        time.sleep(ARM_QUIET * 1.6)  # the app is busy: nothing of it runs meanwhile
+        stall_over.set()
+        await wait_until(pilot, lambda: app.prompt_input.text == "y" or request.future.done())
+        typist.join()
+        assert not request.future.done(), "a key typed while the app was busy answered the prompt"
+        assert app.prompt_input.text == "y" and not prompt.armed
+        await wait_armed(pilot, app)
+        assert time.monotonic() - app.last_key_at >= ARM_QUIET
+        await pilot.press("y")
+        await wait_until(pilot, finished(recorded))
+    assert (tmp_path / "made.txt").exists()
+
+
+async def test_bytes_waiting_on_the_terminals_input_keep_the_prompt_from_arming(api, tmp_path, monkeypatch):
+    """Keys the terminal has sent that Textual's input thread has not read yet (here: a pipe the
+    app's driver reads from) hold the prompt back as keys it has handled do."""
+    _bash_turn(api, "touch made.txt")
+    app, recorded = make_app(api, tmp_path)
+    read_end, write_end = os.pipe()
+    driver_reading = SimpleNamespace(is_headless=False, fileno=read_end)
+    async with app.run_test(size=(110, 32)) as pilot:
+        driver = app._driver
+        monkeypatch.setattr(app, "keys_waiting", lambda: AgentApp.keys_waiting(SimpleNamespace(
+            _driver=driver_reading, is_headless=False)))
+        await type_prompt(pilot, "make a file")
+        prompt = app.permission
+        await wait_until(pilot, lambda: prompt.current is not None)
+        os.write(write_end, b"y")
+        assert app.keys_waiting() and app._driver is driver
+        await pilot.pause(ARM_QUIET * 2)
+        assert not prompt.armed
+        os.read(read_end, 1)  # the input thread reads it
+        assert not app.keys_waiting()
+        await wait_armed(pilot, app)
+        await pilot.press("y")
+        await wait_until(pilot, finished(recorded))
+    os.close(read_end)
+    os.close(write_end)
+    assert (tmp_path / "made.txt").exists()

@@ -10,6 +10,9 @@ while a person is typing, so keys in flight or typed just after it showed must n
 answer it.  It arms once `ARM_QUIET` seconds have passed since the later of its first
 draw and the last key pressed anywhere in the app; until then the input keeps its focus
 (the letters go on landing there) and the answer row is dimmed with an "arming…" hint.
+Keys the app has not handled yet are in flight too: a check that runs `LATE` seconds after it
+was due (the app was busy, and keys typed meanwhile may be queued behind it), or that finds bytes
+waiting on the terminal's input, looks again `IN_FLIGHT_AGAIN` seconds later instead of arming.
 `a`, which writes a rule, also needs the prompt to have been on screen `ALWAYS_SHOWN`
 seconds.
 """
@@ -42,6 +45,11 @@ if TYPE_CHECKING:  # requests arrive, and answers go, once the session (and the 
 ARM_QUIET = 0.5
 # Seconds the prompt must have been on screen before `a` (which saves a rule) answers it.
 ALWAYS_SHOWN = 1.0
+# An arming check this many seconds late does not arm (keys may be queued behind what kept the app
+# busy); it looks again after `IN_FLIGHT_AGAIN` seconds, up to `IN_FLIGHT_TRIES` times in a row.
+LATE = 0.1
+IN_FLIGHT_AGAIN = 0.05
+IN_FLIGHT_TRIES = 20
 # One row at 80 columns: why a command with hidden characters offers no `a`.
 NO_RULE_REASON = "No \"don't ask again\": the command holds hidden characters (marked <U+…>)"
 
@@ -136,6 +144,8 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._armed = False
         self._always_armed = False
         self._arm_timer: Timer | None = None
+        self._arm_due = 0.0  # when the pending arming check was due
+        self._in_flight_tries = 0
         # The question request being answered and its answers so far (AskUserQuestion).
         self._form: QuestionForm | None = None
         self._form_request: PermissionRequested | None = None
@@ -431,6 +441,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._shown = request
         self._drawn_at = None
         self._armed = self._always_armed = False
+        self._arm_due, self._in_flight_tries = 0.0, 0
         if self._arm_timer is not None:
             self._arm_timer.stop()
             self._arm_timer = None
@@ -452,6 +463,11 @@ class PermissionPrompt(Vertical, can_focus=True):
         arms_at = max(self._drawn_at, last_key) + self.arm_quiet
         always_at = max(arms_at, self._drawn_at + self.always_shown)
         was = (self._armed, self._always_armed)
+        if now >= arms_at and not self._armed and self._keys_in_flight(now):
+            self._arm_due = now + IN_FLIGHT_AGAIN
+            self._arm_timer = self.set_timer(IN_FLIGHT_AGAIN, self._check_arming)
+            return
+        self._in_flight_tries = 0
         # Armed stays armed: from then on the keys are meant for the prompt.
         self._armed = self._armed or now >= arms_at
         self._always_armed = self._armed and now >= always_at
@@ -461,8 +477,20 @@ class PermissionPrompt(Vertical, can_focus=True):
                 self.focus()
             self.refresh_bindings()
         if not self._always_armed:
-            due = always_at if self._armed else arms_at
-            self._arm_timer = self.set_timer(max(due - now, 0.01), self._check_arming)
+            self._arm_due = max(always_at if self._armed else arms_at, now + 0.01)
+            self._arm_timer = self.set_timer(self._arm_due - now, self._check_arming)
+
+    def _keys_in_flight(self, now: float) -> bool:
+        """Whether keys may have been typed that the app has not handled yet: this check ran late,
+        or the terminal's input holds unread bytes.  After `IN_FLIGHT_TRIES` looks in a row, no."""
+        if self._in_flight_tries >= IN_FLIGHT_TRIES:
+            return False
+        late = self._arm_due and now - self._arm_due > LATE
+        waiting = getattr(self.app, "keys_waiting", None)
+        if late or (waiting is not None and waiting()):
+            self._in_flight_tries += 1
+            return True
+        return False
 
     def _update_more(self) -> None:
         """Say "N more lines (↓ scrolls)" when the command or diff goes on below the visible part."""
