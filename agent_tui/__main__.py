@@ -10,6 +10,9 @@ def main() -> int:
 
     startup.begin()  # `cli` calls `startup.end()` just before the TUI or print mode runs
     try:
+        from . import code_cache, paths
+
+        code_cache.install(paths.cache_dir())  # dataclasses' methods compiled once, not at each start
         # Imported here, so that an interrupt during the imports is caught too.
         from .cli import main as run
 

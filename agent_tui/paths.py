@@ -57,6 +57,13 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("agent-tui"))
 
 
+def own_dirs() -> list[Path]:
+    """agent-tui's own folders: settings (permission rules, hooks), stored sessions, and caches whose
+    code it runs (`code_cache.py`).  The one list the permission policy, the danger checks and the
+    sandbox keep from writes nobody approved."""
+    return [config_dir(), data_dir(), cache_dir()]
+
+
 def data_dir_problem() -> str | None:
     """Why agent-tui's data folder cannot keep sessions (None: it can).
 

@@ -67,7 +67,8 @@ def danger_reason(
 ) -> str | None:
     """Why `command` must be confirmed by a person whatever the mode and rules, or None.
 
-    `settings_dirs`: folders of settings (permission rules, hooks) a command must not change unasked."""
+    `settings_dirs`: agent-tui's own folders (`paths.own_dirs`: settings with permission rules and
+    hooks, stored sessions, cached code it runs), which a command must not change unasked."""
     parsed = parse_command(command)
     if parsed is None:
         return "the command could not be parsed, so what it runs cannot be checked"
@@ -537,7 +538,7 @@ def _protected(candidate: str, target: str, home: str, settings_dirs: list[str])
     if ".agent-tui" in parts or (len(parts) >= 2 and parts[-2] == "agent-tui" and parts[-1].endswith(".json")):
         return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
     if any(candidate == d or candidate.startswith(d + "/") for d in settings_dirs):
-        return f"changes agent-tui's own settings, which hold permission rules and hooks ({target})"
+        return f"changes agent-tui's own files, its settings (permission rules, hooks) and code it runs ({target})"
     reason = project_reason(parts, target)
     if reason:
         return reason

@@ -306,9 +306,9 @@ atexit.register(lambda: _release(list(_PLACEHOLDERS)))
 
 def own_dirs() -> list[Path]:
     """agent-tui's own config, data and cache folders: never writable from the sandbox."""
-    from agent_tui.paths import cache_dir, config_dir, data_dir
+    from agent_tui.paths import own_dirs as listed
 
-    return [config_dir(), data_dir(), cache_dir()]
+    return listed()
 
 
 def own_installation() -> list[Path]:

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 
 from ...hidden_text import has_hidden
 from ...modes import PERMISSION_MODES
-from ...paths import config_dir
+from ...paths import own_dirs
 from ...shell.classify import attached_values, foreign_repository, is_read_only_part, parts_pass, read_paths, runs_git
 from ...shell.danger import danger_reason, sensitive_write_reason
 from ...shell.parse import BENIGN_WRAPPERS, CommandPart, ParsedCommand, parse_command, unwrap
@@ -426,7 +426,7 @@ class PermissionPolicy:
                              suggest_for_path(name, target, env), "plan_read_only")
         if target is not None and target.kind == "write":
             danger = sensitive_write_reason(
-                target.resolved, cwd=env.cwd, home=Path(env.home), settings_dirs=(config_dir(),)
+                target.resolved, cwd=env.cwd, home=Path(env.home), settings_dirs=own_dirs()
             )
             if danger:
                 return self._ask(name, f"{name} {danger}.", danger=danger, reason="danger")
@@ -530,7 +530,7 @@ class PermissionPolicy:
                 return self._ask("Bash", f"This command {unchecked}.", danger=unchecked, reason="danger")
         if self.mode == "plan" and not read_only:
             return _plan_denial("Bash")
-        danger = danger_reason(command, cwd=env.cwd, home=Path(env.home), settings_dirs=(config_dir(),))
+        danger = danger_reason(command, cwd=env.cwd, home=Path(env.home), settings_dirs=own_dirs())
         if danger:
             return self._ask("Bash", f"This command {danger}.", danger=danger, reason="danger")
         assert parsed is not None  # a command that does not parse is dangerous
