@@ -3,8 +3,8 @@
 Making a dataclass compiles the source of its `__init__`, `__repr__`, `__eq__` and the rest,
 each time the class is made: a start compiles 400-700 such functions (Textual's dataclasses,
 then the engine's events), 75-125 ms of a start's CPU.  Here each source text's code object is
-kept in a file of agent-tui's cache folder, named after the interpreter (bytecode is not
-portable between versions); a start looks each text up there and compiles only what it has not
+kept in a file of agent-tui's cache folder, named after the interpreter and its bytecode's magic
+number (bytecode is not portable between versions); a start looks each text up there and compiles only what it has not
 seen.  The cache folder is agent-tui's own: the permission policy asks before any write there and
 the sandbox mounts it read-only (`shell/protected.py`, `tools/sandbox.py`), as for the code of the
 installation itself, since what this file holds runs.
@@ -23,11 +23,13 @@ import marshal
 import os
 import sys
 import tempfile
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
-FILE_NAME = f"dataclass-code-{sys.implementation.cache_tag}.marshal"
+# The interpreter and its bytecode's magic number (as a `.pyc` file is checked against it).
+FILE_NAME = f"dataclass-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
 # Past this many kept texts (several versions of the libraries' dataclasses), a save keeps only
 # those this run used.
 MAX_ENTRIES = 5000
