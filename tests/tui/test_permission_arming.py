@@ -9,6 +9,7 @@ a rule) needs the prompt to have been on screen a while (`widgets/permission.py`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import threading
@@ -40,6 +41,17 @@ def _prompt_box(shown: str) -> str:
 
 def _key_row(app) -> str:
     return str(app.permission.query_one("#permission-keys").render())
+
+
+@contextlib.asynccontextmanager
+async def _touch_prompt_shown(api, tmp_path):
+    """An app whose model asks to run `touch made.txt`, with that prompt drawn: (app, pilot, recorded)."""
+    _bash_turn(api, "touch made.txt")
+    app, recorded = make_app(api, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await type_prompt(pilot, "make a file")
+        await wait_until(pilot, lambda: app.permission._drawn_at is not None)
+        yield app, pilot, recorded
 
 
 async def test_keys_typed_while_a_prompt_arms_land_in_the_input_and_answer_nothing(api, tmp_path, monkeypatch):
@@ -228,12 +240,8 @@ async def test_a_key_typed_while_the_app_was_busy_keeps_the_prompt_from_arming(a
     """The app stalls past the arming time while a key is typed, and Textual's input thread hands
     it over just after: the late check does not arm (the key may be on its way), the key lands in
     the input, and the prompt arms a pause after it."""
-    _bash_turn(api, "touch made.txt")
-    app, recorded = make_app(api, tmp_path)
-    async with app.run_test(size=(110, 32)) as pilot:
-        await type_prompt(pilot, "make a file")
+    async with _touch_prompt_shown(api, tmp_path) as (app, pilot, recorded):
         prompt = app.permission
-        await wait_until(pilot, lambda: prompt._drawn_at is not None)
         request, loop, stall_over = prompt.current, asyncio.get_running_loop(), threading.Event()
 
         def type_y() -> None:  # the input thread, held up as long as the app, hands the key over
@@ -258,17 +266,12 @@ async def test_a_key_typed_while_the_app_was_busy_keeps_the_prompt_from_arming(a
 async def test_bytes_waiting_on_the_terminals_input_keep_the_prompt_from_arming(api, tmp_path, monkeypatch):
     """Keys the terminal has sent that Textual's input thread has not read yet (here: a pipe the
     app's driver reads from) hold the prompt back as keys it has handled do."""
-    _bash_turn(api, "touch made.txt")
-    app, recorded = make_app(api, tmp_path)
     read_end, write_end = os.pipe()
     driver_reading = SimpleNamespace(is_headless=False, fileno=read_end)
-    async with app.run_test(size=(110, 32)) as pilot:
-        driver = app._driver
+    async with _touch_prompt_shown(api, tmp_path) as (app, pilot, recorded):
+        driver, prompt = app._driver, app.permission
         monkeypatch.setattr(app, "keys_waiting", lambda: AgentApp.keys_waiting(SimpleNamespace(
             _driver=driver_reading, is_headless=False)))
-        await type_prompt(pilot, "make a file")
-        prompt = app.permission
-        await wait_until(pilot, lambda: prompt.current is not None)
         os.write(write_end, b"y")
         assert app.keys_waiting() and app._driver is driver
         await pilot.pause(ARM_QUIET * 2)
