@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_tui.paths import own_dirs
 from agent_tui.shell.classify import is_read_only_command
 from agent_tui.tools import sandbox
 from agent_tui.tools.base import BaseTool, Progress, ToolContext, ToolResult, one_line
@@ -264,7 +263,6 @@ class BashTool(BaseTool):
             working_dirs=ctx.working_dirs,
             tmpdir=sandbox.temp_dir(ctx.state),
             config=config,
-            settings_dirs=own_dirs(),
             seccomp_fd=fd,
             quarantine=ctx.session_dir / "removed-by-sandbox" if ctx.session_dir else None,
         )

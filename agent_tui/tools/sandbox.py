@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_tui.paths import own_dirs
 from agent_tui.shell.parse import CommandPart, Redirect, Word, parse_command
 from agent_tui.shell.protected import (
     GIT_DIR_NO_PLACEHOLDER,
@@ -304,13 +305,6 @@ def _release(paths: Iterable[Path]) -> None:
 atexit.register(lambda: _release(list(_PLACEHOLDERS)))
 
 
-def own_dirs() -> list[Path]:
-    """agent-tui's own config, data and cache folders: never writable from the sandbox."""
-    from agent_tui.paths import own_dirs as listed
-
-    return listed()
-
-
 def own_installation() -> list[Path]:
     """Where the running agent-tui and the libraries it loads live: a command that rewrote them would run
     its code inside the next agent-tui.  The virtual environment when there is one (a project's own
@@ -363,7 +357,8 @@ def wrap(
         if plan.writable(path):
             plan.protect(path, folder=name in HOME_DIRS)
     own = []
-    for folder in [*settings_dirs, *own_dirs()]:
+    # agent-tui's own folders (`paths.own_dirs`), whoever calls: never writable from the sandbox.
+    for folder in dict.fromkeys([*settings_dirs, *own_dirs()]):
         # made now (they are agent-tui's own) so that a command cannot create them with its own contents
         with contextlib.suppress(OSError):
             Path(folder).mkdir(parents=True, exist_ok=True)

@@ -156,7 +156,7 @@ def plain(data: bytes) -> str:
 
 def visible(data: bytes) -> int:
     """How many printable, non-blank characters `data` draws (escape sequences left out)."""
-    text = _ESCAPES.sub(b"", data).decode("utf-8", "replace")
+    text = plain(data)
     return sum(1 for ch in text if ch.isprintable() and not ch.isspace())
 
 
