@@ -4,7 +4,7 @@ permission prompt does), and the answers reach the model as the tool result."""
 from __future__ import annotations
 
 from agent_tui.engine import events as ev
-from agent_tui.tui.widgets.permission import ARM_QUIET
+from agent_tui.tui.widgets.permission import ARM_QUIET, PermissionPrompt
 from tests.loopback import reply, text, tool_use
 
 from .helpers import finished, make_app, screen_text, type_prompt, wait_armed, wait_until
@@ -24,7 +24,10 @@ def _result_of(body, tool_use_id: str) -> dict:
     return next(b for b in blocks if b.get("type") == "tool_result" and b["tool_use_id"] == tool_use_id)
 
 
-async def test_two_questions_answered_by_keys_reach_the_model(api, tmp_path):
+async def test_two_questions_answered_by_keys_reach_the_model(api, tmp_path, monkeypatch):
+    # The grace is stretched, so a loaded machine that stalls between the question's draw and the
+    # key below cannot let it arm first (the key must come within the grace to test it).
+    monkeypatch.setattr(PermissionPrompt, "arm_quiet", ARM_QUIET * 4)
     api.push(reply(text("A couple of questions first."),
                    tool_use("AskUserQuestion", {"questions": QUESTIONS}, id="toolu_ask")),
              reply(text("SQLite it is, with ruff and pytest.")))
